@@ -1,0 +1,217 @@
+"""Command line: `mscodegen new|validate|schema|update|diff|parity`.
+
+Start-up must stay fast: nothing here (or below it) imports MindSpore or mindcv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+
+EXAMPLES = """\
+examples:
+  mscodegen new examples/resnet.yaml                 # generated/resnet/train_model.py, train_native.py
+  mscodegen new examples/lenet_digits.yaml --variant native
+  mscodegen new examples/lenet_digits.yaml --check   # exit 1 if generated/ is out of date
+  mscodegen validate examples/resnet.yaml            # every error with key, line:column; exit 2
+  mscodegen schema > mscodegen.schema.json           # JSON Schema for editor completion
+  mscodegen update examples/lenet_digits.yaml        # regenerate and merge your edits (3-way)
+  mscodegen diff generated/lenet_digits              # your edits vs the pristine generated text
+  mscodegen parity examples/lenet_digits.yaml --steps 20
+"""
+
+EXIT_OK, EXIT_FAIL, EXIT_CONFIG = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_CONFIG
+    from .errors import ConfigError
+    from .write import WriteError
+
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        count = len(exc.problems)
+        print(f"{count} problem{'s' if count != 1 else ''} in {exc.source}; nothing was written.", file=sys.stderr)
+        return EXIT_CONFIG
+    except WriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mscodegen",
+        description="Generate readable MindSpore training scripts (Model API and native loop) from one YAML file.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, help_: str, example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_, epilog=f"example:\n  {example}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        return p
+
+    new = command("new", "generate the training scripts for a config",
+                  "mscodegen new examples/lenet_digits.yaml --variant native")
+    new.add_argument("config", type=Path)
+    _out_and_variant(new)
+    new.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if the files on disk differ from what would be generated")
+    new.add_argument("--force", action="store_true",
+                     help="overwrite files you edited (each is kept as <file>.bak)")
+    new.set_defaults(func=_cmd_new)
+
+    validate = command("validate", "check a config; print every problem with key path and line:column",
+                       "mscodegen validate examples/resnet.yaml")
+    validate.add_argument("config", type=Path, nargs="+")
+    validate.set_defaults(func=_cmd_validate)
+
+    schema = command("schema", "print the config's JSON Schema (for editor completion)",
+                     "mscodegen schema > mscodegen.schema.json")
+    schema.set_defaults(func=_cmd_schema)
+
+    update = command("update", "regenerate and 3-way merge with your edits (conflicts get markers, exit 1)",
+                     "mscodegen update examples/lenet_digits.yaml --dry-run")
+    update.add_argument("config", type=Path)
+    _out_and_variant(update)
+    update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
+    update.set_defaults(func=_cmd_update)
+
+    diff = command("diff", "show your edits relative to the pristine generated text",
+                   "mscodegen diff generated/lenet_digits")
+    diff.add_argument("dir", type=Path, nargs="?", default=None,
+                      help="output directory (default: every directory under generated/ with a lock file)")
+    diff.set_defaults(func=_cmd_diff)
+
+    parity = command("parity", "run both variants and compare their per-step losses (exit 0 equal, 1 not)",
+                     "mscodegen parity examples/lenet_digits.yaml --steps 20")
+    parity.add_argument("config", type=Path)
+    parity.add_argument("--steps", type=int, default=20, help="steps to run (default: %(default)s)")
+    parity.add_argument("--epochs", type=int, default=None, help="override train.epochs")
+    parity.add_argument("--keep", type=Path, default=None,
+                        help="keep the scripts, logs and checkpoints in this directory")
+    parity.add_argument("--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)")
+    parity.set_defaults(func=_cmd_parity)
+    return parser
+
+
+def _out_and_variant(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: generated/<name>)")
+    p.add_argument("--variant", choices=("model", "native", "both"), default="both",
+                   help="which script(s) to write (default: %(default)s)")
+
+
+def _prepare(args: argparse.Namespace):  # noqa: ANN202
+    from .config import load_config
+    from .generate import default_out_dir, generate, lock_meta
+
+    loaded = load_config(args.config)
+    out_dir = args.out or default_out_dir(loaded)
+    variants = ("model", "native") if args.variant == "both" else (args.variant,)
+    return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)
+
+
+def _cmd_new(args: argparse.Namespace) -> int:
+    from .write import check, write_new
+
+    out_dir, files, meta = _prepare(args)
+    if args.check:
+        stale = check(out_dir, files, meta)
+        if stale:
+            print(f"{out_dir}: out of date: {', '.join(stale)}", file=sys.stderr)
+            variant = "" if args.variant == "both" else f" --variant {args.variant}"
+            print(f"regenerate with: mscodegen new {args.config.as_posix()}{variant} --out {out_dir.as_posix()}",
+                  file=sys.stderr)
+            return EXIT_FAIL
+        print(f"{out_dir}: up to date")
+        return EXIT_OK
+    report = write_new(out_dir, files, meta, force=args.force)
+    for name, status in report.statuses.items():
+        print(f"{status:>11}  {out_dir / name}")
+    for backup in report.backups:
+        print(f"     backup  {backup}")
+    return EXIT_OK
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .config import load_config
+    from .errors import ConfigError
+
+    failed = 0
+    for path in args.config:
+        try:
+            load_config(path)
+        except ConfigError as exc:
+            failed += 1
+            print(exc, file=sys.stderr)
+            continue
+        print(f"{path}: ok")
+    return EXIT_CONFIG if failed else EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from .schema import Config
+
+    schema = Config.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "mscodegen config"
+    print(json.dumps(schema, indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+def _cmd_update(args: argparse.Namespace) -> int:
+    from .write import update
+
+    out_dir, files, meta = _prepare(args)
+    report = update(out_dir, files, meta, dry_run=args.dry_run)
+    if args.dry_run:
+        for text in report.diffs.values():
+            sys.stdout.write(text)
+        if not any(report.diffs.values()):
+            print(f"{out_dir}: nothing to change")
+        return EXIT_OK
+    for name, status in report.statuses.items():
+        print(f"{status:>10}  {out_dir / name}")
+    for name, line in report.conflicts:
+        print(f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr)
+    if report.has_conflicts:
+        print("resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as <file>.orig", file=sys.stderr)
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .write import LOCK_NAME, user_edits
+
+    dirs = [args.dir] if args.dir else sorted(p.parent for p in Path("generated").glob(f"*/{LOCK_NAME}"))
+    edited = False
+    for out_dir in dirs:
+        for text in user_edits(out_dir).values():
+            edited = True
+            sys.stdout.write(text)
+    if not edited:
+        print("no edits: the files match their pristine generated text")
+    return EXIT_OK
+
+
+def _cmd_parity(args: argparse.Namespace) -> int:
+    from .parity import run_parity
+
+    return run_parity(args.config, steps=args.steps, epochs=args.epochs, keep=args.keep, timeout=args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

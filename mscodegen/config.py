@@ -1,0 +1,46 @@
+"""Load a config file: YAML with positions -> schema -> cross-section and file-system rules.
+
+Every problem is collected and reported at once, each with its key path and line:column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ._yaml import LoadedYaml, load_yaml_file
+from .errors import ConfigError, Problem, format_path, from_validation_error
+from .schema import Config
+from .schema.rules import cross_section_problems, file_problems
+
+
+@dataclass
+class LoadedConfig:
+    config: Config
+    path: Path
+    sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.config.name or self.path.stem
+
+
+def load_config(path: Path) -> LoadedConfig:
+    """Validate `path` completely; raise ConfigError listing every problem."""
+    loaded = load_yaml_file(path)
+    try:
+        config = Config.model_validate(loaded.data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, loaded, Config) from None
+    found = cross_section_problems(config) + file_problems(config, path.parent)
+    if found:
+        raise ConfigError([_problem(loaded, key, message) for key, message in found], loaded.source)
+    return LoadedConfig(config, path, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def _problem(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
+    matched, mark = loaded.mark_for(key)
+    return Problem(format_path(key), mark.line, mark.column, message)

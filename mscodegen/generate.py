@@ -1,0 +1,31 @@
+"""Config file -> generated files: the pipeline every CLI command shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import __version__
+from .config import LoadedConfig
+from .fmt import black_version, format_code
+from .plan import SCRIPT_NAMES, VARIANTS, Variant, build_plan
+from .render import render
+from .write import LockMeta
+
+
+def default_out_dir(loaded: LoadedConfig) -> Path:
+    return Path("generated") / loaded.name
+
+
+def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
+    """{file name: formatted text} for each requested variant."""
+    files = {}
+    for variant in variants:
+        plan = build_plan(loaded.config, variant, source=loaded.path.as_posix(), config_dir=loaded.path.parent,
+                          out_dir=out_dir, name=loaded.name)
+        files[SCRIPT_NAMES[variant]] = format_code(render(plan), SCRIPT_NAMES[variant])
+    return files
+
+
+def lock_meta(loaded: LoadedConfig) -> LockMeta:
+    return LockMeta(config=loaded.path.as_posix(), config_sha256=loaded.sha256,
+                    mscodegen_version=__version__, black_version=black_version())

@@ -1,0 +1,56 @@
+"""The config schema: one pydantic model per YAML section.
+
+Rules inside one section are validators on that section; rules that tie sections
+together live in `rules.py`, which reports each with the key it is about.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from ._base import Section
+from .data import Data, Dataset, ImportedData
+from .network import Network
+from .optim import LRSchedule, Loss, Optimizer
+from .parallel import Parallel
+from .precision import Amp, Grad, LossScale, NoLossScale
+from .runtime import Runtime
+from .training import Callbacks, Eval, Train
+
+__all__ = ["Config", "image_shape_of"]
+
+
+def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
+    """[C, H, W] of one image after the dataset's transforms, when the config tells it."""
+    if isinstance(dataset, ImportedData):
+        return tuple(dataset.image_shape) if dataset.image_shape else None  # type: ignore[return-value]
+    if dataset.kind == "synthetic":
+        return tuple(dataset.image_shape)  # type: ignore[return-value]
+    native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[dataset.kind]
+    size = dataset.transforms.resize
+    if size is not None:
+        return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])
+    return native
+
+
+class Config(Section):
+    """A complete training setup."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")] | None = Field(
+        None, description="Name of the run and of the output directory; default: the config file's stem."
+    )
+    runtime: Runtime = Field(default_factory=Runtime)
+    network: Network
+    data: Data
+    loss: Loss = Field(default_factory=Loss)
+    optimizer: Optimizer
+    lr_schedule: LRSchedule = Field(default_factory=lambda: {"kind": "constant"})  # type: ignore[arg-type]
+    train: Train = Field(default_factory=Train)
+    eval: Eval | None = Field(None, description="Defaults to accuracy and loss every epoch when data.eval is set.")
+    callbacks: Callbacks = Field(default_factory=Callbacks)
+    amp: Amp = Field(default_factory=Amp)
+    loss_scale: LossScale = Field(default_factory=lambda: NoLossScale(kind="none"))
+    grad: Grad = Field(default_factory=Grad)
+    parallel: Parallel = Field(default_factory=Parallel)

@@ -1,0 +1,90 @@
+"""`train`, `eval` and `callbacks`: the loop around the step."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ._base import ImportPath, Kwargs, PositiveInt, Section
+
+
+class Train(Section):
+    """How long to train and how batches reach the device."""
+
+    epochs: PositiveInt = 1
+    dataset_sink_mode: bool = Field(
+        False, description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so)."
+    )
+    sink_size: Annotated[int, Field(ge=-1)] = Field(
+        -1, description="Steps per sink on GPU/Ascend; -1 = the whole epoch. Needs dataset_sink_mode."
+    )
+    log_every_steps: PositiveInt = Field(
+        10, description="Print the loss every N steps (each print synchronises with the device)."
+    )
+    output_dir: str = Field(
+        "outputs", description="Default --output-dir of the scripts: checkpoints and logs go there."
+    )
+
+    @model_validator(mode="after")
+    def _sink_size_needs_sink(self) -> Train:
+        if self.sink_size != -1 and not self.dataset_sink_mode:
+            raise ValueError("sink_size is set but dataset_sink_mode is false")
+        return self
+
+
+class BuiltinMetric(Section):
+    name: Literal["accuracy", "loss", "precision", "recall", "f1", "mae", "mse"]
+
+
+class TopKMetric(Section):
+    name: Literal["top_k"]
+    k: PositiveInt = 5
+
+
+class ImportedMetric(Section):
+    """A user nn.Metric subclass; eval() may return a number or a dict of numbers."""
+
+    name: Literal["import"]
+    cls: ImportPath = Field(alias="class")
+    key: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] = Field(
+        description="Name of the metric in the results."
+    )
+    kwargs: Kwargs = Field(default_factory=dict)
+
+
+Metric = Annotated[BuiltinMetric | TopKMetric | ImportedMetric, Field(discriminator="name")]
+
+
+class Eval(Section):
+    """Evaluation on data.eval during and after training."""
+
+    every_epochs: PositiveInt = Field(1, description="Evaluate after every N-th epoch, and after the last.")
+    metrics: list[Metric] = Field(
+        default_factory=lambda: [BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss")],
+        min_length=1,
+    )
+
+
+class CheckpointCb(Section):
+    """Network + optimizer state, as ModelCheckpoint saves it: '<prefix>-<epoch>_<step>.ckpt'."""
+
+    every_steps: PositiveInt | None = Field(None, description="Save every N optimizer steps.")
+    every_epochs: PositiveInt | None = Field(None, description="Save every N epochs.")
+    keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
+    directory: str = Field("checkpoints", description="Under --output-dir unless absolute.")
+    prefix: str = Field("model", min_length=1, pattern=r"^[^/\\]+$")
+
+    @model_validator(mode="after")
+    def _exactly_one_period(self) -> CheckpointCb:
+        if (self.every_steps is None) == (self.every_epochs is None):
+            raise ValueError("set exactly one of every_steps and every_epochs")
+        return self
+
+
+class Callbacks(Section):
+    """Callbacks for the Model variant; the native loop writes the same behaviour out."""
+
+    loss_monitor: bool = Field(True, description="Print the loss every train.log_every_steps steps.")
+    time_monitor: bool = Field(True, description="Print epoch time and time per step.")
+    checkpoint: CheckpointCb | None = None
