@@ -42,7 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         count = len(exc.problems)
-        print(f"{count} problem{'s' if count != 1 else ''} in {exc.source}; nothing was written.", file=sys.stderr)
+        print(
+            f"{count} problem{'s' if count != 1 else ''} in {exc.source}; nothing was written.",
+            file=sys.stderr,
+        )
         return EXIT_CONFIG
     except WriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -60,58 +63,97 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, help_: str, example: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_, epilog=f"example:\n  {example}",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=help_,
+            description=help_,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         return p
 
-    new = command("new", "generate the training scripts for a config",
-                  "mscodegen new examples/lenet_digits.yaml --variant native")
+    new = command(
+        "new",
+        "generate the training scripts for a config",
+        "mscodegen new examples/lenet_digits.yaml --variant native",
+    )
     new.add_argument("config", type=Path)
     _out_and_variant(new)
-    new.add_argument("--check", action="store_true",
-                     help="write nothing; exit 1 if the files on disk differ from what would be generated")
-    new.add_argument("--force", action="store_true",
-                     help="overwrite files you edited (each is kept as <file>.bak)")
+    new.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the files on disk differ from what would be generated",
+    )
+    new.add_argument(
+        "--force", action="store_true", help="overwrite files you edited (each is kept as <file>.bak)"
+    )
     new.set_defaults(func=_cmd_new)
 
-    validate = command("validate", "check a config; print every problem with key path and line:column",
-                       "mscodegen validate examples/resnet.yaml")
+    validate = command(
+        "validate",
+        "check a config; print every problem with key path and line:column",
+        "mscodegen validate examples/resnet.yaml",
+    )
     validate.add_argument("config", type=Path, nargs="+")
     validate.set_defaults(func=_cmd_validate)
 
-    schema = command("schema", "print the config's JSON Schema (for editor completion)",
-                     "mscodegen schema > mscodegen.schema.json")
+    schema = command(
+        "schema",
+        "print the config's JSON Schema (for editor completion)",
+        "mscodegen schema > mscodegen.schema.json",
+    )
     schema.set_defaults(func=_cmd_schema)
 
-    update = command("update", "regenerate and 3-way merge with your edits (conflicts get markers, exit 1)",
-                     "mscodegen update examples/lenet_digits.yaml --dry-run")
+    update = command(
+        "update",
+        "regenerate and 3-way merge with your edits (conflicts get markers, exit 1)",
+        "mscodegen update examples/lenet_digits.yaml --dry-run",
+    )
     update.add_argument("config", type=Path)
     _out_and_variant(update)
     update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
     update.set_defaults(func=_cmd_update)
 
-    diff = command("diff", "show your edits relative to the pristine generated text",
-                   "mscodegen diff generated/lenet_digits")
-    diff.add_argument("dir", type=Path, nargs="?", default=None,
-                      help="output directory (default: every directory under generated/ with a lock file)")
+    diff = command(
+        "diff",
+        "show your edits relative to the pristine generated text",
+        "mscodegen diff generated/lenet_digits",
+    )
+    diff.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        default=None,
+        help="output directory (default: every directory under generated/ with a lock file)",
+    )
     diff.set_defaults(func=_cmd_diff)
 
-    parity = command("parity", "run both variants and compare their per-step losses (exit 0 equal, 1 not)",
-                     "mscodegen parity examples/lenet_digits.yaml --steps 20")
+    parity = command(
+        "parity",
+        "run both variants and compare their per-step losses (exit 0 equal, 1 not)",
+        "mscodegen parity examples/lenet_digits.yaml --steps 20",
+    )
     parity.add_argument("config", type=Path)
     parity.add_argument("--steps", type=int, default=20, help="steps to run (default: %(default)s)")
     parity.add_argument("--epochs", type=int, default=None, help="override train.epochs")
-    parity.add_argument("--keep", type=Path, default=None,
-                        help="keep the scripts, logs and checkpoints in this directory")
-    parity.add_argument("--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)")
+    parity.add_argument(
+        "--keep", type=Path, default=None, help="keep the scripts, logs and checkpoints in this directory"
+    )
+    parity.add_argument(
+        "--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)"
+    )
     parity.set_defaults(func=_cmd_parity)
     return parser
 
 
 def _out_and_variant(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="output directory (default: generated/<name>)")
-    p.add_argument("--variant", choices=("model", "native", "both"), default="both",
-                   help="which script(s) to write (default: %(default)s)")
+    p.add_argument(
+        "--variant",
+        choices=("model", "native", "both"),
+        default="both",
+        help="which script(s) to write (default: %(default)s)",
+    )
 
 
 def _prepare(args: argparse.Namespace):  # noqa: ANN202
@@ -133,8 +175,10 @@ def _cmd_new(args: argparse.Namespace) -> int:
         if stale:
             print(f"{out_dir}: out of date: {', '.join(stale)}", file=sys.stderr)
             variant = "" if args.variant == "both" else f" --variant {args.variant}"
-            print(f"regenerate with: mscodegen new {args.config.as_posix()}{variant} --out {out_dir.as_posix()}",
-                  file=sys.stderr)
+            print(
+                f"regenerate with: mscodegen new {args.config.as_posix()}{variant} --out {out_dir.as_posix()}",
+                file=sys.stderr,
+            )
             return EXIT_FAIL
         print(f"{out_dir}: up to date")
         return EXIT_OK
@@ -186,9 +230,13 @@ def _cmd_update(args: argparse.Namespace) -> int:
     for name, status in report.statuses.items():
         print(f"{status:>10}  {out_dir / name}")
     for name, line in report.conflicts:
-        print(f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr)
+        print(
+            f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr
+        )
     if report.has_conflicts:
-        print("resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as <file>.orig", file=sys.stderr)
+        print(
+            "resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as <file>.orig", file=sys.stderr
+        )
         return EXIT_FAIL
     return EXIT_OK
 

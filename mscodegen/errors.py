@@ -122,8 +122,12 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[st
     candidates: list[Any] = [model]
     for element in loc:
         candidates = _step(candidates, element) or candidates  # unknown element: skip it
-    names = {_key_of(name, info) for tp in _flatten(candidates) if _is_model(tp)
-             for name, info in tp.model_fields.items()}
+    names = {
+        _key_of(name, info)
+        for tp in _flatten(candidates)
+        if _is_model(tp)
+        for name, info in tp.model_fields.items()
+    }
     return sorted(names)
 
 

@@ -20,12 +20,22 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
     """{file name: formatted text} for each requested variant."""
     files = {}
     for variant in variants:
-        plan = build_plan(loaded.config, variant, source=loaded.path.as_posix(), config_dir=loaded.path.parent,
-                          out_dir=out_dir, name=loaded.name)
+        plan = build_plan(
+            loaded.config,
+            variant,
+            source=loaded.path.as_posix(),
+            config_dir=loaded.path.parent,
+            out_dir=out_dir,
+            name=loaded.name,
+        )
         files[SCRIPT_NAMES[variant]] = format_code(render(plan), SCRIPT_NAMES[variant])
     return files
 
 
 def lock_meta(loaded: LoadedConfig) -> LockMeta:
-    return LockMeta(config=loaded.path.as_posix(), config_sha256=loaded.sha256,
-                    mscodegen_version=__version__, black_version=black_version())
+    return LockMeta(
+        config=loaded.path.as_posix(),
+        config_sha256=loaded.sha256,
+        mscodegen_version=__version__,
+        black_version=black_version(),
+    )

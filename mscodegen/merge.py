@@ -52,9 +52,7 @@ _Hunk = tuple[int, int, list[str]]
 def _sync_regions(base: list[str], ours: list[str], theirs: list[str]) -> list[_Sync]:
     """Base ranges left unchanged by both sides, with their positions in each side."""
     mo = difflib.SequenceMatcher(None, base, ours, autojunk=False).get_matching_blocks()
-    mt = difflib.SequenceMatcher(
-        None, base, theirs, autojunk=False
-    ).get_matching_blocks()
+    mt = difflib.SequenceMatcher(None, base, theirs, autojunk=False).get_matching_blocks()
     regions: list[_Sync] = []
     i = j = 0
     while i < len(mo) and j < len(mt):
@@ -80,11 +78,9 @@ def _hunks(base: list[str], side: list[str]) -> list[_Hunk]:
     edit of several consecutive lines can combine with the other side's edits.
     """
     hunks: list[_Hunk] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        None, base, side, autojunk=False
-    ).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, base, side, autojunk=False).get_opcodes():
         if tag == "replace" and i2 - i1 == j2 - j1:
-            pairs = zip(range(i1, i2), side[j1:j2])
+            pairs = zip(range(i1, i2), side[j1:j2], strict=True)
             hunks.extend((i, i + 1, [line]) for i, line in pairs if base[i] != line)
         elif tag != "equal":
             hunks.append((i1, i2, side[j1:j2]))

@@ -73,8 +73,10 @@ def literal(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         inner = ", ".join(literal(v) for v in value)
-        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (
-            f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+        return (
+            f"({inner},)"
+            if isinstance(value, tuple) and len(value) == 1
+            else (f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
         )
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
@@ -87,8 +89,9 @@ def call(func: str, *args: str, **kwargs: Any) -> str:
     return f"{func}({', '.join(parts)})"
 
 
-def build_plan(cfg: Config, variant: Variant, *, source: str, config_dir: Path, out_dir: Path,
-               name: str) -> Plan:
+def build_plan(
+    cfg: Config, variant: Variant, *, source: str, config_dir: Path, out_dir: Path, name: str
+) -> Plan:
     """Resolve everything `variant`'s template needs from a validated config."""
     imports = Imports()
     imports.module("argparse")
@@ -107,8 +110,14 @@ def build_plan(cfg: Config, variant: Variant, *, source: str, config_dir: Path, 
         imports.module("numpy", "np")
     if step.process_module:
         step.process_sys_path = rel.sys_path_for(step.process_module)
-    if any([network.sys_path, *(d.sys_path for d in datasets), *(m.sys_path for m in metrics),
-            step.process_sys_path]):
+    if any(
+        [
+            network.sys_path,
+            *(d.sys_path for d in datasets),
+            *(m.sys_path for m in metrics),
+            step.process_sys_path,
+        ]
+    ):
         imports.module("sys")
     lr = SimpleNamespace(kind=cfg.lr_schedule.kind, is_list=cfg.lr_schedule.kind != "constant")
     if lr.kind in ("cosine", "warmup_cosine"):
@@ -208,11 +217,15 @@ def _constants(cfg: Config, step: SimpleNamespace) -> list[list[Constant]]:
         opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
     schedule = cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR):
-        opt += [Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
-                Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma")]
+        opt += [
+            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
+            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
+        ]
     if isinstance(schedule, WarmupCosineLR):
-        opt += [Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
-                Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr")]
+        opt += [
+            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
     if hasattr(schedule, "min_lr"):
         opt.append(Constant("MIN_LR", literal(schedule.min_lr), "lr_schedule.min_lr"))
     groups = [run, opt]
@@ -221,31 +234,42 @@ def _constants(cfg: Config, step: SimpleNamespace) -> list[list[Constant]]:
         groups.append([Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")])
     ckpt = cfg.callbacks.checkpoint
     if ckpt is not None:
-        group = [Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
-                 Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
-                 Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max")]
+        group = [
+            Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
+            Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
+            Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
+        ]
         if ckpt.every_steps:
-            group.append(Constant("CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps),
-                                  "callbacks.checkpoint.every_steps"))
+            group.append(
+                Constant(
+                    "CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps"
+                )
+            )
         else:
-            group.append(Constant("CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs),
-                                  "callbacks.checkpoint.every_epochs"))
+            group.append(
+                Constant(
+                    "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
+                )
+            )
         groups.append(group)
     precision = []
     ls = cfg.loss_scale
     if isinstance(ls, FixedLossScale):
         precision.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
     if isinstance(ls, DynamicLossScale):
-        precision += [Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
-                      Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
-                      Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window")]
+        precision += [
+            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
+            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
+            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
+        ]
     clip = cfg.grad.clip
     if clip is not None:
         name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
         precision.append(Constant(name, literal(value), f"grad.clip.{name.lower()}"))
     if step.accumulate:
-        precision.append(Constant("ACCUMULATION_STEPS", literal(cfg.grad.accumulation_steps),
-                                  "grad.accumulation_steps"))
+        precision.append(
+            Constant("ACCUMULATION_STEPS", literal(cfg.grad.accumulation_steps), "grad.accumulation_steps")
+        )
     if precision:
         groups.append(precision)
     return groups
@@ -276,14 +300,17 @@ def _network(cfg: Config, rel: _Relative, imports: Imports) -> SimpleNamespace:
             first_in = "in_features"
             ns.build_expr = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
         widths = [first_in, *(str(w) for w in net.hidden), "num_classes"]
-        ns.dense = [SimpleNamespace(name=f"fc{i + 1}", in_expr=widths[i], out_expr=widths[i + 1])
-                    for i in range(len(widths) - 1)]
+        ns.dense = [
+            SimpleNamespace(name=f"fc{i + 1}", in_expr=widths[i], out_expr=widths[i + 1])
+            for i in range(len(widths) - 1)
+        ]
         ns.summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
         ns.summary_short = f"the builtin {net.name}"
     elif isinstance(net, MindcvNetwork):
         imports.names("mindcv.models", "create_model")
-        ns.build_expr = call("create_model", literal(net.name), num_classes=net.num_classes, pretrained=False,
-                             **net.kwargs)
+        ns.build_expr = call(
+            "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
+        )
         ns.summary = f"mindcv {net.name}, {net.num_classes} classes, no pretrained weights"
         ns.summary_short = f"mindcv's {net.name}"
     else:
@@ -304,9 +331,16 @@ def _datasets(cfg: Config, rel: _Relative, imports: Imports) -> list[SimpleNames
             continue
         imports.names("mindspore", "dataset as ds")
         shuffle = spec.shuffle if spec.shuffle is not None else split == "train"
-        d = SimpleNamespace(spec=spec.model_copy(update={"shuffle": shuffle}), key=f"data.{split}",
-                            function=f"build_{split}_dataset", sharded=False, sys_path=None, helper=None,
-                            batch_expr=literal(spec.batch_size), label_cast=spec.kind in ("mnist", "cifar10"))
+        d = SimpleNamespace(
+            spec=spec.model_copy(update={"shuffle": shuffle}),
+            key=f"data.{split}",
+            function=f"build_{split}_dataset",
+            sharded=False,
+            sys_path=None,
+            helper=None,
+            batch_expr=literal(spec.batch_size),
+            label_cast=spec.kind in ("mnist", "cifar10"),
+        )
         if spec.kind in ("digits", "synthetic") and spec.kind not in helpers:
             d.helper = spec.kind
             helpers.add(spec.kind)
@@ -376,12 +410,15 @@ def _optimizer(cfg: Config, step: SimpleNamespace) -> SimpleNamespace:
         args.append(("weight_decay", "WEIGHT_DECAY"))
     if step.fixed_sens:
         args.append(("loss_scale", "LOSS_SCALE"))
-    return SimpleNamespace(name=opt.name, class_name=OPTIMIZER_CLASSES[opt.name], decay_filter=decay_filter,
-                           args=args)
+    return SimpleNamespace(
+        name=opt.name, class_name=OPTIMIZER_CLASSES[opt.name], decay_filter=decay_filter, args=args
+    )
 
 
 def _metrics(cfg: Config, rel: _Relative) -> list[SimpleNamespace]:
-    metrics = cfg.eval.metrics if cfg.eval else [SimpleNamespace(name="accuracy"), SimpleNamespace(name="loss")]
+    metrics = (
+        cfg.eval.metrics if cfg.eval else [SimpleNamespace(name="accuracy"), SimpleNamespace(name="loss")]
+    )
     out = []
     for m in metrics:
         ns = SimpleNamespace(module=None, attr=None, sys_path=None)
@@ -427,16 +464,22 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
         s.clip_expr = "tuple(ops.clamp(grad, -CLIP_VALUE, CLIP_VALUE) for grad in grads)"
     reasons = []
     if scaler == "dynamic":
-        reasons.append("loss_scale.kind dynamic: Model's DynamicLossScaleManager has no CPU kernel "
-                       "(NPUGetFloatStatusV2); this cell uses amp.DynamicLossScaler and all_finite instead")
+        reasons.append(
+            "loss_scale.kind dynamic: Model's DynamicLossScaleManager has no CPU kernel "
+            "(NPUGetFloatStatusV2); this cell uses amp.DynamicLossScaler and all_finite instead"
+        )
     elif scaler == "static":
-        reasons.append("loss_scale.drop_overflow_update: Model supports it on GPU/Ascend only; "
-                       "this cell skips overflowing steps with amp.all_finite on any device")
+        reasons.append(
+            "loss_scale.drop_overflow_update: Model supports it on GPU/Ascend only; "
+            "this cell skips overflowing steps with amp.all_finite on any device"
+        )
     if grad.clip:
         reasons.append(f"grad.clip ({grad.clip.kind}): Model has no clipping option")
     if s.accumulate:
-        reasons.append("grad.accumulation_steps: Model has no accumulation option for data parallel "
-                       "or stand-alone training on CPU")
+        reasons.append(
+            "grad.accumulation_steps: Model has no accumulation option for data parallel "
+            "or stand-alone training on CPU"
+        )
     if s.process:
         reasons.append("grad.process: Model has no hook between backward and the optimizer")
     s.custom_cell = bool(reasons)
@@ -486,8 +529,8 @@ def _amp(cfg: Config, variant: Variant, step: SimpleNamespace, imports: Imports)
         level=amp.level,
         native_level=native_level,
         convert_in_script=convert,
-        convert_comment=descriptions.get(native_level, "") + (
-            "; what Model(amp_level=...) does" if variant == "native" else ""),
+        convert_comment=descriptions.get(native_level, "")
+        + ("; what Model(amp_level=...) does" if variant == "native" else ""),
         fp32_cells=list(amp.fp32_cells),
         cast_loss_fp32=cast,
         eval_cast_fp32=cast,
@@ -509,14 +552,26 @@ def _model(cfg: Config, step: SimpleNamespace, amp: SimpleNamespace, imports: Im
     if amp.level != "O0" and not amp.convert_in_script:
         kwargs.append(("amp_level", literal(amp.level), "amp.level"))
         if cfg.amp.keep_batchnorm_fp32 is not None:
-            kwargs.append(("keep_batchnorm_fp32", literal(cfg.amp.keep_batchnorm_fp32), "amp.keep_batchnorm_fp32"))
+            kwargs.append(
+                ("keep_batchnorm_fp32", literal(cfg.amp.keep_batchnorm_fp32), "amp.keep_batchnorm_fp32")
+            )
     if step.fixed_sens and not step.custom_cell:
         imports.names("mindspore.amp", "FixedLossScaleManager")
-        kwargs.append(("loss_scale_manager", "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
-                       "loss_scale.kind fixed; the optimizer divides by the same scale"))
+        kwargs.append(
+            (
+                "loss_scale_manager",
+                "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
+                "loss_scale.kind fixed; the optimizer divides by the same scale",
+            )
+        )
     elif amp.level == "O2" and not amp.convert_in_script and cfg.loss_scale.kind == "none":
-        kwargs.append(("loss_scale_manager", "None",
-                       "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)"))
+        kwargs.append(
+            (
+                "loss_scale_manager",
+                "None",
+                "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
+            )
+        )
     return SimpleNamespace(
         kwargs=kwargs,
         custom_reason=step.custom_reason,
@@ -535,19 +590,27 @@ def _checkpoint(cfg: Config) -> SimpleNamespace | None:
         if k > 1:
             return SimpleNamespace(
                 every_expr="CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
-                every_comment="callbacks.checkpoint.every_steps counts optimizer steps of ACCUMULATION_STEPS batches")
-        return SimpleNamespace(every_expr="CHECKPOINT_EVERY_STEPS", every_comment="callbacks.checkpoint.every_steps")
-    return SimpleNamespace(every_expr="CHECKPOINT_EVERY_EPOCHS * steps_per_epoch",
-                           every_comment="callbacks.checkpoint.every_epochs, converted to batches")
+                every_comment="callbacks.checkpoint.every_steps counts optimizer steps of ACCUMULATION_STEPS batches",
+            )
+        return SimpleNamespace(
+            every_expr="CHECKPOINT_EVERY_STEPS", every_comment="callbacks.checkpoint.every_steps"
+        )
+    return SimpleNamespace(
+        every_expr="CHECKPOINT_EVERY_EPOCHS * steps_per_epoch",
+        every_comment="callbacks.checkpoint.every_epochs, converted to batches",
+    )
 
 
 def _train(cfg: Config, variant: Variant) -> SimpleNamespace:
     t, on_cpu = cfg.train, cfg.runtime.device_target == "CPU"
     comment = None
     if t.dataset_sink_mode and on_cpu:
-        comment = ("MindSpore ignores sink mode on CPU and feeds one batch per step"
-                   + ("; sink_size then only changes LossMonitor's step numbering" if variant == "model" else ""))
+        comment = "MindSpore ignores sink mode on CPU and feeds one batch per step" + (
+            "; sink_size then only changes LossMonitor's step numbering" if variant == "model" else ""
+        )
     elif t.dataset_sink_mode and variant == "native":
-        comment = ("this loop feeds one batch per step; to sink on GPU/Ascend wrap the step with "
-                   "ms.data_sink (not generated: it cannot be verified on CPU)")
+        comment = (
+            "this loop feeds one batch per step; to sink on GPU/Ascend wrap the step with "
+            "ms.data_sink (not generated: it cannot be verified on CPU)"
+        )
     return SimpleNamespace(sink_mode=t.dataset_sink_mode, sink_size=t.sink_size, sink_comment=comment)

@@ -188,9 +188,7 @@ def _next_lock(old: Lock | None, files: dict[str, str], meta: LockMeta) -> Lock:
     return Lock(meta, dict(sorted(kept.items())))
 
 
-def write_new(
-    out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bool = False
-) -> WriteReport:
+def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bool = False) -> WriteReport:
     """Write freshly generated ``files``, refusing to clobber user edits.
 
     Every file is checked before anything is written; edited files (or existing
@@ -237,9 +235,7 @@ def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
     return stale
 
 
-def update(
-    out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: bool = False
-) -> UpdateReport:
+def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: bool = False) -> UpdateReport:
     """Three-way merge user edits (disk) with the new generation (``files``).
 
     Conflicting files get diff3 markers and the user's version is saved as

@@ -99,9 +99,7 @@ def test_config_error_str_sorts_and_dedupes() -> None:
         ],
         "cfg.yaml",
     )
-    assert str(error) == (
-        "cfg.yaml:1:5: a: first\ncfg.yaml:3:1: b: second\ncfg.yaml: <root>: no position"
-    )
+    assert str(error) == ("cfg.yaml:1:5: a: first\ncfg.yaml:3:1: b: second\ncfg.yaml: <root>: no position")
     assert error.source == "cfg.yaml"
     assert len(error.problems) == 3
     assert str(pickle.loads(pickle.dumps(error))) == str(error)
@@ -109,9 +107,7 @@ def test_config_error_str_sorts_and_dedupes() -> None:
 
 def test_missing_key_points_at_parent_mapping() -> None:
     error = translate(config_with(data="data:\n  train:\n    shuffle: false\n"))
-    assert error.problems == [
-        Problem("data.train", 4, 5, "missing required key 'batch_size'")
-    ]
+    assert error.problems == [Problem("data.train", 4, 5, "missing required key 'batch_size'")]
 
 
 def test_missing_top_level_key_points_at_document() -> None:
@@ -120,12 +116,8 @@ def test_missing_top_level_key_points_at_document() -> None:
 
 
 def test_extra_key_with_suggestion_points_at_the_key() -> None:
-    error = translate(
-        config_with(optimizer="optimizer:\n  name: adam\n  lr: 0.1\n  lrr: 1\n")
-    )
-    assert (
-        str(error) == "cfg.yaml:8:3: optimizer: unknown key 'lrr'; did you mean 'lr'?"
-    )
+    error = translate(config_with(optimizer="optimizer:\n  name: adam\n  lr: 0.1\n  lrr: 1\n"))
+    assert str(error) == "cfg.yaml:8:3: optimizer: unknown key 'lrr'; did you mean 'lr'?"
 
 
 def test_extra_key_suggestions_follow_nested_models() -> None:
@@ -161,16 +153,12 @@ def test_long_input_is_left_out() -> None:
 
 def test_section_that_is_not_a_mapping() -> None:
     error = translate(config_with(data="data: 5\n"))
-    assert error.problems == [
-        Problem("data", 2, 7, "expected a mapping of keys to values (got 5)")
-    ]
+    assert error.problems == [Problem("data", 2, 7, "expected a mapping of keys to values (got 5)")]
 
 
 def test_custom_validator_message_loses_prefix() -> None:
     error = translate(config_with(data="data:\n  train:\n    batch_size: -2\n"))
-    assert error.problems == [
-        Problem("data.train.batch_size", 4, 17, "batch_size must be positive")
-    ]
+    assert error.problems == [Problem("data.train.batch_size", 4, 17, "batch_size must be positive")]
 
 
 def test_bad_union_tag_points_at_the_tag() -> None:
@@ -188,9 +176,7 @@ def test_bad_union_tag_points_at_the_tag() -> None:
 def test_missing_union_tag() -> None:
     error = translate(config_with(optimizer="optimizer:\n  lr: 0.1\n"))
     assert error.problems == [
-        Problem(
-            "optimizer", 6, 3, "missing key 'name', which selects the kind of entry"
-        )
+        Problem("optimizer", 6, 3, "missing key 'name', which selects the kind of entry")
     ]
 
 

@@ -32,7 +32,9 @@ def test_realistic_edits_in_different_places_merge_cleanly() -> None:
     )
     result = merge3(BASE, ours, theirs)
     assert result.conflicts == []
-    assert result.text == """\
+    assert (
+        result.text
+        == """\
 import mindspore as ms
 from mindspore import nn
 
@@ -48,6 +50,7 @@ for epoch in range(epochs):
         print(f'step {step}: {loss}')
     save_checkpoint(net, epoch)
 """
+    )
 
 
 def test_conflict_on_same_line_has_diff3_markers_and_exact_line() -> None:
@@ -70,21 +73,14 @@ def test_conflict_on_same_line_has_diff3_markers_and_exact_line() -> None:
 
 
 def test_two_conflict_blocks_report_both_marker_lines() -> None:
-    ours = BASE.replace("epochs = 5", "epochs = 1").replace(
-        "momentum=0.9", "momentum=0.5"
-    )
-    theirs = BASE.replace("epochs = 5", "epochs = 2").replace(
-        "momentum=0.9", "momentum=0.8"
-    )
+    ours = BASE.replace("epochs = 5", "epochs = 1").replace("momentum=0.9", "momentum=0.5")
+    theirs = BASE.replace("epochs = 5", "epochs = 2").replace("momentum=0.9", "momentum=0.8")
     result = merge3(BASE, ours, theirs)
     # first block occupies lines 4-10, then "lr" and "net" (11, 12), second block at 13
     assert result.conflicts == [4, 13]
     out = result.text.splitlines()
     assert out[3] == "<<<<<<< yours" and out[12] == "<<<<<<< yours"
-    assert (
-        out[13]
-        == "opt = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.5)"
-    )
+    assert out[13] == "opt = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.5)"
 
 
 def test_identical_edit_on_both_sides_is_taken_once() -> None:
@@ -101,9 +97,7 @@ def test_insertions_at_same_point() -> None:
     assert merge3(base, "a\nX\nb\n", "a\nX\nb\n").text == "a\nX\nb\n"
     result = merge3(base, "a\nX\nb\n", "a\nY\nb\n")
     assert result.conflicts == [2]
-    assert result.text == (
-        "a\n<<<<<<< yours\nX\n||||||| pristine\n=======\nY\n>>>>>>> generated\nb\n"
-    )
+    assert result.text == ("a\n<<<<<<< yours\nX\n||||||| pristine\n=======\nY\n>>>>>>> generated\nb\n")
 
 
 def test_deletion_on_one_side_and_edit_elsewhere() -> None:
@@ -120,9 +114,7 @@ def test_delete_versus_modify_conflicts() -> None:
     base = "a\nb\nc\n"
     result = merge3(base, "a\nc\n", "a\nB\nc\n")
     assert result.conflicts == [2]
-    assert result.text == (
-        "a\n<<<<<<< yours\n||||||| pristine\nb\n=======\nB\n>>>>>>> generated\nc\n"
-    )
+    assert result.text == ("a\n<<<<<<< yours\n||||||| pristine\nb\n=======\nB\n>>>>>>> generated\nc\n")
 
 
 def test_empty_inputs() -> None:
@@ -130,9 +122,7 @@ def test_empty_inputs() -> None:
     assert merge3("", "", "x\n") == MergeResult("x\n", [])
     assert merge3("x\n", "", "x\n") == MergeResult("", [])
     result = merge3("", "a\n", "b\n")
-    assert result == MergeResult(
-        "<<<<<<< yours\na\n||||||| pristine\n=======\nb\n>>>>>>> generated\n", [1]
-    )
+    assert result == MergeResult("<<<<<<< yours\na\n||||||| pristine\n=======\nb\n>>>>>>> generated\n", [1])
 
 
 def test_missing_trailing_newline_is_preserved() -> None:
@@ -153,8 +143,7 @@ def test_crlf_lines_untouched() -> None:
     assert result == MergeResult("A\r\nx\r\nB\r\n", [])
     conflict = merge3(base, "A\r\nx\r\nb\r\n", "Z\r\nx\r\nb\r\n")
     assert conflict.text == (
-        "<<<<<<< yours\r\nA\r\n||||||| pristine\r\na\r\n=======\r\nZ\r\n"
-        ">>>>>>> generated\r\nx\r\nb\r\n"
+        "<<<<<<< yours\r\nA\r\n||||||| pristine\r\na\r\n=======\r\nZ\r\n>>>>>>> generated\r\nx\r\nb\r\n"
     )
 
 
@@ -169,9 +158,9 @@ def test_custom_labels_and_split_lines() -> None:
 def test_adjacent_edits_conflict_in_classic_mode() -> None:
     ours = BASE.replace("lr = 0.01", "lr = 0.003")
     theirs = BASE.replace("epochs = 5", "epochs = 8")
-    assert merge3(BASE, ours, theirs).text == BASE.replace(
-        "lr = 0.01", "lr = 0.003"
-    ).replace("epochs = 5", "epochs = 8")
+    assert merge3(BASE, ours, theirs).text == BASE.replace("lr = 0.01", "lr = 0.003").replace(
+        "epochs = 5", "epochs = 8"
+    )
     classic = merge3(BASE, ours, theirs, resolve_adjacent=False)
     assert classic.conflicts == [4]
     assert classic.text.splitlines()[3:13] == [
@@ -192,10 +181,7 @@ def test_insertion_touching_other_sides_edit_conflicts() -> None:
     base = "a\nb\nc\n"
     result = merge3(base, "a\nb\nX\nc\n", "a\nB\nc\n")
     assert result.conflicts == [2]
-    assert result.text == (
-        "a\n<<<<<<< yours\nb\nX\n||||||| pristine\nb\n=======\nB\n"
-        ">>>>>>> generated\nc\n"
-    )
+    assert result.text == ("a\n<<<<<<< yours\nb\nX\n||||||| pristine\nb\n=======\nB\n>>>>>>> generated\nc\n")
 
 
 def test_shifted_lines_still_merge() -> None:
@@ -203,7 +189,6 @@ def test_shifted_lines_still_merge() -> None:
     theirs = BASE.replace("    save_checkpoint(net, epoch)\n", "")
     result = merge3(BASE, ours, theirs)
     assert result == MergeResult(
-        "# my notes\n# more notes\n"
-        + BASE.replace("    save_checkpoint(net, epoch)\n", ""),
+        "# my notes\n# more notes\n" + BASE.replace("    save_checkpoint(net, epoch)\n", ""),
         [],
     )

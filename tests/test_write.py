@@ -241,11 +241,7 @@ def test_update_dry_run_writes_nothing_and_returns_diff(out: Path) -> None:
     assert report.statuses == {"eval.py": "unchanged", "train.py": "merged"}
     diff = report.diffs["train.py"]
     assert diff.startswith("--- a/train.py\n+++ b/train.py\n")
-    changed = [
-        ln
-        for ln in diff.splitlines()
-        if ln[:1] in "+-" and ln[:3] not in ("---", "+++")
-    ]
+    changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("---", "+++")]
     assert changed == [
         "-epochs = 5",
         "+epochs = 8",
@@ -263,9 +259,7 @@ def test_update_without_lock_raises(tmp_path: Path) -> None:
 
 def test_user_edits_shows_exactly_the_added_line(out: Path) -> None:
     assert user_edits(out) == {}
-    (out / "train.py").write_text(
-        V1.replace("    save_checkpoint", PRINT + "    save_checkpoint")
-    )
+    (out / "train.py").write_text(V1.replace("    save_checkpoint", PRINT + "    save_checkpoint"))
     edits = user_edits(out)
     assert list(edits) == ["train.py"]
     body = edits["train.py"].splitlines()
@@ -273,9 +267,7 @@ def test_user_edits_shows_exactly_the_added_line(out: Path) -> None:
     assert [ln for ln in body[2:] if ln[:1] in "+-"] == ["+" + PRINT.rstrip("\n")]
     (out / "eval.py").unlink()
     removed = user_edits(out)["eval.py"].splitlines()
-    assert [ln for ln in removed[2:] if ln[:1] in "+-"] == [
-        "-" + line for line in EVAL.splitlines()
-    ]
+    assert [ln for ln in removed[2:] if ln[:1] in "+-"] == ["-" + line for line in EVAL.splitlines()]
     with pytest.raises(NoLockError):
         user_edits(out / "nowhere")
 

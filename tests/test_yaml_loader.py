@@ -94,9 +94,7 @@ def test_duplicate_keys_point_at_second_occurrence() -> None:
 
 @pytest.mark.parametrize("text", ["- a\n- b\n", "just text\n", "null\n"])
 def test_document_must_be_a_mapping(text: str) -> None:
-    assert problems_of(text) == [
-        Problem("", 1, 1, "the config must be a mapping of keys to values")
-    ]
+    assert problems_of(text) == [Problem("", 1, 1, "the config must be a mapping of keys to values")]
 
 
 def test_non_string_keys_are_rejected() -> None:
@@ -105,21 +103,19 @@ def test_non_string_keys_are_rejected() -> None:
             "data",
             2,
             3,
-            "mapping keys must be strings, got '1', which YAML reads as 1; "
-            "quote it if it is text",
+            "mapping keys must be strings, got '1', which YAML reads as 1; quote it if it is text",
         ),
         Problem(
             "data",
             3,
             3,
-            "mapping keys must be strings, got 'on', which YAML reads as True; "
-            "quote it if it is text",
+            "mapping keys must be strings, got 'on', which YAML reads as True; quote it if it is text",
         ),
         Problem(
             "data",
             4,
             5,
-            "mapping keys must be strings, got a collection; " "quote it if it is text",
+            "mapping keys must be strings, got a collection; quote it if it is text",
         ),
     ]
 
@@ -139,9 +135,7 @@ def test_anchors_aliases_and_merge_keys() -> None:
 
 def test_recursive_alias_is_an_error() -> None:
     assert problems_of("a: &x [1, *x]\n") == [
-        Problem(
-            "a[1]", 1, 4, "an alias refers to a node that contains it"
-        )  # the anchor
+        Problem("a[1]", 1, 4, "an alias refers to a node that contains it")  # the anchor
     ]
 
 
@@ -152,16 +146,13 @@ def test_dates_stay_strings_and_unknown_tags_fail() -> None:
             "lr",
             1,
             5,
-            "cannot read value: could not determine a constructor "
-            "for the tag '!python/none'",
+            "cannot read value: could not determine a constructor for the tag '!python/none'",
         )
     ]
 
 
 def test_control_characters_are_rejected() -> None:
-    assert problems_of("name: a\x07b\n") == [
-        Problem("", 1, 8, "invalid YAML: unacceptable character #x0007")
-    ]
+    assert problems_of("name: a\x07b\n") == [Problem("", 1, 8, "invalid YAML: unacceptable character #x0007")]
 
 
 def test_load_yaml_file(tmp_path: Path) -> None:
@@ -181,9 +172,7 @@ def test_load_yaml_file_failures(tmp_path: Path) -> None:
     binary.write_bytes(b"name: \xff\n")
     with pytest.raises(ConfigError) as info:
         load_yaml_file(binary)
-    assert info.value.problems == [
-        Problem("", None, None, "file is not valid UTF-8 (byte offset 6)")
-    ]
+    assert info.value.problems == [Problem("", None, None, "file is not valid UTF-8 (byte offset 6)")]
 
     with pytest.raises(ConfigError) as info:
         load_yaml_file(tmp_path)
@@ -195,9 +184,7 @@ def test_mark_for_skips_union_tags(loaded: LoadedYaml) -> None:
         ("optimizer", "lr"),
         Mark(6, 29),
     )
-    assert loaded.mark_for(
-        ("data", "function-after[check()]", "train", "batch_size")
-    ) == (
+    assert loaded.mark_for(("data", "function-after[check()]", "train", "batch_size")) == (
         ("data", "train", "batch_size"),
         Mark(4, 17),
     )

@@ -13,7 +13,7 @@ from pydantic import Field
 from ._base import Section
 from .data import Data, Dataset, ImportedData
 from .network import Network
-from .optim import LRSchedule, Loss, Optimizer
+from .optim import ConstantLR, Loss, LRSchedule, Optimizer
 from .parallel import Parallel
 from .precision import Amp, Grad, LossScale, NoLossScale
 from .runtime import Runtime
@@ -28,7 +28,9 @@ def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
         return tuple(dataset.image_shape) if dataset.image_shape else None  # type: ignore[return-value]
     if dataset.kind == "synthetic":
         return tuple(dataset.image_shape)  # type: ignore[return-value]
-    native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[dataset.kind]
+    native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[
+        dataset.kind
+    ]
     size = dataset.transforms.resize
     if size is not None:
         return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])
@@ -46,9 +48,11 @@ class Config(Section):
     data: Data
     loss: Loss = Field(default_factory=Loss)
     optimizer: Optimizer
-    lr_schedule: LRSchedule = Field(default_factory=lambda: {"kind": "constant"})  # type: ignore[arg-type]
+    lr_schedule: LRSchedule = Field(default_factory=lambda: ConstantLR(kind="constant"))
     train: Train = Field(default_factory=Train)
-    eval: Eval | None = Field(None, description="Defaults to accuracy and loss every epoch when data.eval is set.")
+    eval: Eval | None = Field(
+        None, description="Defaults to accuracy and loss every epoch when data.eval is set."
+    )
     callbacks: Callbacks = Field(default_factory=Callbacks)
     amp: Amp = Field(default_factory=Amp)
     loss_scale: LossScale = Field(default_factory=lambda: NoLossScale(kind="none"))

@@ -38,7 +38,9 @@ class Transforms(Section):
 class _Loader(Section):
     """Batching options every source shares."""
 
-    batch_size: PositiveInt = Field(32, description="Samples per step (the global batch under data parallel).")
+    batch_size: PositiveInt = Field(
+        32, description="Samples per step (the global batch under data parallel)."
+    )
     shuffle: bool | None = Field(None, description="Default: true for data.train, false for data.eval.")
     drop_remainder: bool = Field(True, description="Drop the last incomplete batch.")
     num_workers: PositiveInt = Field(1, description="num_parallel_workers of the dataset and its map.")
@@ -53,7 +55,9 @@ class SyntheticData(_Loader):
         [1, 32, 32], description="[channels, height, width], already CHW."
     )
     num_classes: PositiveInt = 10
-    seed: Annotated[int, Field(ge=0)] = Field(0, description="Seed of the numpy generator that makes the data.")
+    seed: Annotated[int, Field(ge=0)] = Field(
+        0, description="Seed of the numpy generator that makes the data."
+    )
 
 
 class DigitsData(_Loader):

@@ -50,7 +50,11 @@ class MindcvNetwork(Section):
             if reserved in kwargs:
                 raise ValueError(
                     f"{reserved!r} is set by mscodegen"
-                    + (" (use network.num_classes)" if reserved == "num_classes" else " (no downloads: always false)")
+                    + (
+                        " (use network.num_classes)"
+                        if reserved == "num_classes"
+                        else " (no downloads: always false)"
+                    )
                 )
         return kwargs
 

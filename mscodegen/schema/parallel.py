@@ -14,7 +14,8 @@ class Parallel(Section):
 
     mode: Literal["stand_alone", "data_parallel"] = "stand_alone"
     workers: Annotated[int, Field(ge=1)] = Field(
-        1, description="Number of processes msrun starts (--worker_num); data.train.batch_size is split across them."
+        1,
+        description="Number of processes msrun starts (--worker_num); data.train.batch_size is split across them.",
     )
     gradients_mean: bool = Field(
         True,

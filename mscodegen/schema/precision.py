@@ -8,10 +8,18 @@ from pydantic import Field
 
 from ._base import ImportPath, PositiveFloat, PositiveInt, Section
 
-
 FP32_CELL = Literal[
-    "Softmax", "LogSoftmax", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "Dense", "Conv2d",
-    "Sigmoid", "Tanh", "GELU",
+    "Softmax",
+    "LogSoftmax",
+    "LayerNorm",
+    "GroupNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Dense",
+    "Conv2d",
+    "Sigmoid",
+    "Tanh",
+    "GELU",
 ]
 
 

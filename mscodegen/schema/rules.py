@@ -29,8 +29,13 @@ MNIST_FILES = {
 
 def cross_section_problems(cfg: Config) -> list[Problem]:
     """Every broken rule that involves more than one section."""
-    return [*_eval_rules(cfg), *_schedule_rules(cfg), *_network_rules(cfg), *_precision_rules(cfg),
-            *_parallel_rules(cfg)]
+    return [
+        *_eval_rules(cfg),
+        *_schedule_rules(cfg),
+        *_network_rules(cfg),
+        *_precision_rules(cfg),
+        *_parallel_rules(cfg),
+    ]
 
 
 def _eval_rules(cfg: Config) -> Iterator[Problem]:
@@ -39,7 +44,7 @@ def _eval_rules(cfg: Config) -> Iterator[Problem]:
     if cfg.eval is not None:
         seen: set[str] = set()
         for i, metric in enumerate(cfg.eval.metrics):
-            key = metric.key if isinstance(metric, ImportedMetric) else getattr(metric, "name")
+            key = metric.key if isinstance(metric, ImportedMetric) else metric.name
             key = f"top_{metric.k}" if key == "top_k" else key  # type: ignore[union-attr]
             if key in seen:
                 yield ("eval", "metrics", i), f"metric {key!r} is listed twice"
@@ -49,13 +54,17 @@ def _eval_rules(cfg: Config) -> Iterator[Problem]:
 def _schedule_rules(cfg: Config) -> Iterator[Problem]:
     epochs, schedule = cfg.train.epochs, cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR) and schedule.milestones[-1] >= epochs:
-        yield ("lr_schedule", "milestones"), (
-            f"the last milestone ({schedule.milestones[-1]}) must be below train.epochs ({epochs}), "
-            "or it never takes effect"
+        yield (
+            ("lr_schedule", "milestones"),
+            (
+                f"the last milestone ({schedule.milestones[-1]}) must be below train.epochs ({epochs}), "
+                "or it never takes effect"
+            ),
         )
     if isinstance(schedule, WarmupCosineLR) and schedule.warmup_epochs >= epochs:
-        yield ("lr_schedule", "warmup_epochs"), (
-            f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"
+        yield (
+            ("lr_schedule", "warmup_epochs"),
+            (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
         )
 
 
@@ -65,17 +74,26 @@ def _network_rules(cfg: Config) -> Iterator[Problem]:
         return
     transforms = getattr(cfg.data.train, "transforms", None)
     if transforms is not None and not transforms.hwc_to_chw:
-        yield ("data", "train", "transforms", "hwc_to_chw"), "builtin networks expect CHW images; keep it true"
+        yield (
+            ("data", "train", "transforms", "hwc_to_chw"),
+            "builtin networks expect CHW images; keep it true",
+        )
     shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
     if shape is None:
-        yield ("network",), (
-            f"builtin {net.name} needs the input shape: set network.input_shape "
-            "(or data.train.image_shape, or data.train.transforms.resize)"
+        yield (
+            ("network",),
+            (
+                f"builtin {net.name} needs the input shape: set network.input_shape "
+                "(or data.train.image_shape, or data.train.transforms.resize)"
+            ),
         )
     elif net.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE:
-        yield ("network", "name"), (
-            f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
-            f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]"
+        yield (
+            ("network", "name"),
+            (
+                f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
+                f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]"
+            ),
         )
 
 
@@ -94,9 +112,12 @@ def _parallel_rules(cfg: Config) -> Iterator[Problem]:
         for split in ("train", "eval"):
             dataset = getattr(cfg.data, split)
             if dataset is not None and dataset.batch_size % par.workers:
-                yield ("data", split, "batch_size"), (
-                    f"{dataset.batch_size} is the global batch and must divide evenly over "
-                    f"parallel.workers ({par.workers})"
+                yield (
+                    ("data", split, "batch_size"),
+                    (
+                        f"{dataset.batch_size} is the global batch and must divide evenly over "
+                        f"parallel.workers ({par.workers})"
+                    ),
                 )
 
 

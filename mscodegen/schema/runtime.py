@@ -15,8 +15,12 @@ class Runtime(Section):
     mode: Literal["graph", "pynative"] = Field(
         "graph", description="GRAPH_MODE compiles each cell (fast); PYNATIVE_MODE runs op by op (debuggable)."
     )
-    device_target: Literal["CPU", "GPU", "Ascend"] = Field("CPU", description="Device passed to ms.set_device().")
-    seed: Annotated[int, Field(ge=0)] = Field(1, description="ms.set_seed(): weights, shuffling, synthetic data.")
+    device_target: Literal["CPU", "GPU", "Ascend"] = Field(
+        "CPU", description="Device passed to ms.set_device()."
+    )
+    seed: Annotated[int, Field(ge=0)] = Field(
+        1, description="ms.set_seed(): weights, shuffling, synthetic data."
+    )
     cpu_threads: PositiveInt | None = Field(
         None, description="Threads for CPU kernels; 1 makes Dropout reproducible on CPU."
     )

@@ -14,7 +14,8 @@ class Train(Section):
 
     epochs: PositiveInt = 1
     dataset_sink_mode: bool = Field(
-        False, description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so)."
+        False,
+        description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so).",
     )
     sink_size: Annotated[int, Field(ge=-1)] = Field(
         -1, description="Steps per sink on GPU/Ascend; -1 = the whole epoch. Needs dataset_sink_mode."

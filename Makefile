@@ -1,0 +1,38 @@
+# The README's commands. Each creates .venv on first use; nothing is installed by hand.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= 2
+
+.PHONY: demo test lint bench regenerate clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+## demo: generate the lenet_digits example and train it (LeNet-5 on sklearn's 8x8 digits, CPU)
+demo: $(STAMP)
+	$(BIN)/mscodegen new examples/lenet_digits.yaml --out runs/demo --force
+	cd runs/demo && ../../$(BIN)/python train_model.py --output-dir outputs
+
+## test: lint, then the whole suite (unit, golden, parity runs, end-to-end) on $(JOBS) workers
+test: $(STAMP) lint
+	$(BIN)/pytest -n $(JOBS) --durations=15
+
+lint: $(STAMP)
+	$(BIN)/ruff check mscodegen tests bench
+	$(BIN)/ruff format --check mscodegen tests bench
+
+## bench: speed of the generated scripts vs a hand-written floor (not part of `make test`)
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+## regenerate: rewrite generated/ from examples/ after a template or schema change
+regenerate: $(STAMP)
+	for f in examples/*.yaml; do $(BIN)/mscodegen new $$f --force || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

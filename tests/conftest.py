@@ -1,0 +1,85 @@
+"""Shared helpers: tiny configs and running both generated variants for real."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mscodegen.parity import RunResult, generate_both, run_script
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Small enough that one run of a generated script takes a few seconds on 2 CPU cores.
+TINY: dict = {
+    "runtime": {"mode": "graph", "seed": 3},
+    "network": {"kind": "builtin", "name": "mlp", "hidden": [16], "num_classes": 4},
+    "data": {
+        "train": {
+            "kind": "synthetic",
+            "num_samples": 48,
+            "image_shape": [1, 8, 8],
+            "num_classes": 4,
+            "batch_size": 8,
+            "seed": 0,
+        },
+        "eval": {
+            "kind": "synthetic",
+            "num_samples": 24,
+            "image_shape": [1, 8, 8],
+            "num_classes": 4,
+            "batch_size": 8,
+            "seed": 1,
+        },
+    },
+    "optimizer": {"name": "momentum", "lr": 0.05},
+    "train": {"epochs": 2, "log_every_steps": 3},
+}
+
+
+def merge(base: dict, overrides: dict) -> dict:
+    """Deep-merge overrides into a copy of base; a value of None deletes the key."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@pytest.fixture
+def write_config(tmp_path: Path):
+    """write_config(overrides=None, name="tiny", base=TINY) -> path of a YAML config in tmp_path."""
+
+    def _write(overrides: dict | None = None, name: str = "tiny", base: dict = TINY) -> Path:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(merge(base, overrides or {}), sort_keys=False))
+        return path
+
+    return _write
+
+
+def run_both(
+    config: Path, workdir: Path, *, steps: int | None = None, epochs: int | None = None, timeout: float = 300
+) -> tuple[RunResult, RunResult]:
+    """Generate both variants of `config` and run each for real; asserts both exit 0."""
+    scripts = generate_both(config, workdir / "scripts")
+    results = []
+    for variant in ("model", "native"):
+        result = run_script(
+            scripts[variant],
+            workdir / variant,
+            variant=variant,
+            max_steps=steps,
+            epochs=epochs,
+            timeout=timeout,
+        )
+        assert result.returncode == 0, f"{variant} variant failed:\n{result.log_tail}"
+        assert result.steps, f"{variant} variant logged no steps:\n{result.log_tail}"
+        results.append(result)
+    return results[0], results[1]
