@@ -109,6 +109,7 @@ def _parallel_rules(cfg: Config) -> Iterator[Problem]:
     if par.mode == "stand_alone" and par.workers != 1:
         yield ("parallel", "workers"), "more than one worker needs parallel.mode: data_parallel"
     if par.mode == "data_parallel":
+        yield ("parallel", "mode"), "data_parallel is not supported yet by this mscodegen version"
         for split in ("train", "eval"):
             dataset = getattr(cfg.data, split)
             if dataset is not None and dataset.batch_size % par.workers:
