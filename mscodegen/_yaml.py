@@ -70,7 +70,8 @@ def load_yaml(text: str, source: str) -> LoadedYaml:
         if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
             return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
         if not isinstance(root, MappingNode):
-            problem = Problem("", 1, 1, "the config must be a mapping of keys to values")
+            where = _mark(root)
+            problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
             raise ConfigError([problem], source)
         builder = _Builder(loader)
         data = builder.build(root, ())

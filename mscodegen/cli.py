@@ -167,7 +167,9 @@ def _prepare(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
-    from .write import check, write_new
+    import shlex
+
+    from .write import LOCK_NAME, check, user_edits, write_new
 
     out_dir, files, meta = _prepare(args)
     if args.check:
@@ -175,10 +177,14 @@ def _cmd_new(args: argparse.Namespace) -> int:
         if stale:
             print(f"{out_dir}: out of date: {', '.join(stale)}", file=sys.stderr)
             variant = "" if args.variant == "both" else f" --variant {args.variant}"
-            print(
-                f"regenerate with: mscodegen new {args.config.as_posix()}{variant} --out {out_dir.as_posix()}",
-                file=sys.stderr,
-            )
+            where = f"{shlex.quote(args.config.as_posix())}{variant} --out {shlex.quote(out_dir.as_posix())}"
+            # `new` refuses to overwrite edited files: point at the command that keeps them.
+            edited = sorted(set(stale) & set(user_edits(out_dir))) if (out_dir / LOCK_NAME).exists() else []
+            if edited:
+                print(f"{out_dir}: you edited {', '.join(edited)} (see `mscodegen diff`)", file=sys.stderr)
+                print(f"regenerate keeping your edits with: mscodegen update {where}", file=sys.stderr)
+            else:
+                print(f"regenerate with: mscodegen new {where}", file=sys.stderr)
             return EXIT_FAIL
         print(f"{out_dir}: up to date")
         return EXIT_OK
@@ -186,7 +192,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
     for name, status in report.statuses.items():
         print(f"{status:>11}  {out_dir / name}")
     for backup in report.backups:
-        print(f"     backup  {backup}")
+        print(f"     backup  {out_dir / backup}")
     return EXIT_OK
 
 

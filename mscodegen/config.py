@@ -6,6 +6,7 @@ Every problem is collected and reported at once, each with its key path and line
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from ._yaml import LoadedYaml, load_yaml_file
 from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
 from .schema.rules import cross_section_problems, file_problems
+
+# Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
+# scripts' docstrings and the output directory, so it must obey the same pattern.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 @dataclass
@@ -36,8 +41,15 @@ def load_config(path: Path) -> LoadedConfig:
     except ValidationError as exc:
         raise from_validation_error(exc, loaded, Config) from None
     found = cross_section_problems(config) + file_problems(config, path.parent)
-    if found:
-        raise ConfigError([_problem(loaded, key, message) for key, message in found], loaded.source)
+    problems = [_problem(loaded, key, message) for key, message in found]
+    if config.name is None and not NAME_PATTERN.fullmatch(path.stem):
+        message = (
+            f"the file name {path.stem!r} cannot name the run (use letters, digits, '_', '.', '-'): "
+            "rename the file or set name:"
+        )
+        problems.append(Problem("name", None, None, message))
+    if problems:
+        raise ConfigError(problems, loaded.source)
     return LoadedConfig(config, path, hashlib.sha256(path.read_bytes()).hexdigest())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -72,9 +73,9 @@ def from_validation_error(
         if kind == "union_tag_invalid":
             discriminator = str(ctx.get("discriminator", "")).strip("'")
             path, mark = loaded.mark_for((*loc, discriminator))
-            message = (
-                f"unknown {discriminator} {str(ctx.get('tag'))!r}; "
-                f"expected one of: {ctx.get('expected_tags')}"
+            tag, expected = str(ctx.get("tag")), str(ctx.get("expected_tags"))
+            message = f"unknown {discriminator} {tag!r}; expected one of: {expected}" + _closest(
+                tag, expected
             )
         elif kind == "union_tag_not_found":
             discriminator = str(ctx.get("discriminator", "")).strip("'")
@@ -87,9 +88,14 @@ def from_validation_error(
             key_path, mark = loaded.mark_for(loc, key=True)
             path = key_path[:-1] if key_path and key_path[-1] == loc[-1] else key_path
             message = f"unknown key '{loc[-1]}'" + _suggestion(model, loc)
+        elif loc and loc[-1] == "[key]":  # a mapping key failed validation: point at the key
+            path, mark = loaded.mark_for(loc[:-1], key=True)
+            message = _plain_message(error["msg"], kind, error.get("input"))
         else:
             path, mark = loaded.mark_for(loc)
             message = _plain_message(error["msg"], kind, error.get("input"))
+            if kind == "literal_error" and isinstance(error.get("input"), str):
+                message += _closest(error["input"], str(ctx.get("expected", "")))
         problems.append(Problem(format_path(path), mark.line, mark.column, message))
     return ConfigError(problems, loaded.source)
 
@@ -107,6 +113,12 @@ def _plain_message(msg: str, kind: str, value: Any) -> str:
     if kind not in ("value_error", "assertion_error") and len(shown) <= _MAX_INPUT_REPR:
         msg += f" (got {shown})"
     return msg
+
+
+def _closest(value: str, expected: str) -> str:
+    """"; did you mean 'x'?" for the quoted choice in ``expected`` closest to ``value``."""
+    matches = difflib.get_close_matches(value, re.findall(r"'([^']*)'", expected), n=1)
+    return f"; did you mean {matches[0]!r}?" if matches else ""
 
 
 def _suggestion(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
@@ -132,8 +144,16 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[st
 
 
 def _step(candidates: list[Any], element: str | int) -> list[Any]:
+    flat = _flatten(candidates)
+    models = [tp for tp in flat if _is_model(tp)]
+    if len(models) > 1 and isinstance(element, str):
+        # pydantic puts the tag right after a discriminated union; it wins over a field that happens
+        # to share its name (Momentum is tagged "momentum" and has a "momentum" field)
+        tagged = [tp for tp in models if _has_tag(tp, element)]
+        if tagged:
+            return tagged
     found: list[Any] = []
-    for tp in _flatten(candidates):
+    for tp in flat:
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if _is_model(tp) and isinstance(element, str):
             fields = {_key_of(name, info): info for name, info in tp.model_fields.items()}

@@ -7,6 +7,7 @@ from pathlib import Path
 from . import __version__
 from .config import LoadedConfig
 from .fmt import black_version, format_code
+from .launch import LAUNCH_NAME, needs_launcher, render_launch
 from .plan import SCRIPT_NAMES, VARIANTS, Variant, build_plan
 from .render import render
 from .write import LockMeta
@@ -17,7 +18,7 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
 
 
 def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
-    """{file name: formatted text} for each requested variant."""
+    """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
     files = {}
     for variant in variants:
         plan = build_plan(
@@ -29,6 +30,8 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
             name=loaded.name,
         )
         files[SCRIPT_NAMES[variant]] = format_code(render(plan), SCRIPT_NAMES[variant])
+    if needs_launcher(loaded):
+        files[LAUNCH_NAME] = render_launch(loaded, SCRIPT_NAMES[variants[0]])
     return files
 
 

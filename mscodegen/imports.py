@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-_STDLIB = {"argparse", "json", "math", "pathlib", "sys", "time"}
+_STDLIB = {"argparse", "json", "math", "os", "pathlib", "sys", "time"}
 
 
 @dataclass

@@ -6,6 +6,8 @@ both here and in a template is a bug waiting to happen. Nothing here imports Min
 
 from __future__ import annotations
 
+import keyword
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +70,13 @@ class Plan:
 
 
 def literal(value: Any) -> str:
-    """A config value as Python source: repr() of plain data only, never raw text."""
+    """A config value as Python source: repr() of plain data only, never raw text.
+
+    Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
+    (the schema rejects them, so a config never gets here with one).
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} has no Python literal")
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     if isinstance(value, (list, tuple)):
@@ -83,8 +91,14 @@ def literal(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as a literal")
 
 
-def call(func: str, *args: str, **kwargs: Any) -> str:
-    """`func(arg, key=literal, ...)` with every keyword value rendered by `literal`."""
+def call(func: str, /, *args: str, **kwargs: Any) -> str:
+    """`func(arg, key=literal, ...)` with every keyword value rendered by `literal`.
+
+    `func` is positional-only so that a config kwarg named `func` is just another keyword.
+    """
+    for key in kwargs:
+        if not key.isidentifier() or keyword.iskeyword(key):
+            raise ValueError(f"{key!r} cannot be a keyword argument name")
     parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
     return f"{func}({', '.join(parts)})"
 
@@ -105,6 +119,7 @@ def build_plan(
     amp = _amp(cfg, variant, step, imports)
     network = _network(cfg, rel, imports)
     datasets = _datasets(cfg, rel, imports)
+    parallel = _parallel(cfg, variant, datasets, step, imports)
     metrics = _metrics(cfg, rel) if cfg.data.eval is not None else []
     if metrics:
         imports.module("numpy", "np")
@@ -147,7 +162,7 @@ def build_plan(
         runtime=_runtime(cfg),
         network=network,
         datasets=datasets,
-        train_dataset_call=f"{datasets[0].function}()",
+        train_dataset_call=parallel.train_dataset_call or f"{datasets[0].function}()",
         eval_dataset_call=f"{datasets[-1].function}()" if cfg.data.eval is not None else None,
         loss_name=cfg.loss.name,
         loss_expr=call(f"nn.{cfg.loss.name}", **_loss_kwargs(cfg)),
@@ -162,7 +177,7 @@ def build_plan(
         loss_monitor=cfg.callbacks.loss_monitor,
         time_monitor=cfg.callbacks.time_monitor,
         train=_train(cfg, variant),
-        parallel=SimpleNamespace(enabled=False),
+        parallel=parallel,
     )
     return plan
 
@@ -272,6 +287,13 @@ def _constants(cfg: Config, step: SimpleNamespace) -> list[list[Constant]]:
         )
     if precision:
         groups.append(precision)
+    if cfg.parallel.mode == "data_parallel":
+        groups.append(
+            [
+                Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
+                Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
+            ]
+        )
     return groups
 
 
@@ -576,6 +598,8 @@ def _model(cfg: Config, step: SimpleNamespace, amp: SimpleNamespace, imports: Im
         kwargs=kwargs,
         custom_reason=step.custom_reason,
         loss_in_network=loss_in_network and amp.cast_loss_fp32,
+        # WithLossFp32 is written out for the custom train cell and for the network+loss cell
+        loss_cell=amp.cast_loss_fp32 and (step.custom_cell or loss_in_network),
         loss_in_network_reason="amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the "
         "network is converted in build_network() and Model gets network + float32 loss as one cell",
     )
@@ -614,3 +638,41 @@ def _train(cfg: Config, variant: Variant) -> SimpleNamespace:
             "ms.data_sink (not generated: it cannot be verified on CPU)"
         )
     return SimpleNamespace(sink_mode=t.dataset_sink_mode, sink_size=t.sink_size, sink_comment=comment)
+
+
+def _parallel(
+    cfg: Config, variant: Variant, datasets: list[SimpleNamespace], step: SimpleNamespace, imports: Imports
+) -> SimpleNamespace:
+    """parallel.mode data_parallel: shard data.train by rank, all-reduce in TrainStep, launch with msrun.
+
+    Sets the hooks the shared templates branch on: the train dataset's `sharded` and `batch_expr`,
+    `step.parallel` (TrainStep gets nn.DistributedGradReducer), and the train dataset call.
+    """
+    par = cfg.parallel
+    if par.mode != "data_parallel":
+        return SimpleNamespace(enabled=False, train_dataset_call=None)
+    imports.module("os")
+    imports.module("sys")
+    imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
+    train = datasets[0]
+    train.sharded = True
+    # data.train.batch_size is the global batch: each of the num_shards workers takes an equal share.
+    train.batch_expr = f"{literal(train.spec.batch_size)} // num_shards"
+    if train.spec.kind != "import":  # an imported factory's dataset is sharded with .shard() instead
+        train.source_args += ", num_shards=num_shards, shard_id=shard_id"
+    train.summary = (
+        f"shard shard_id of num_shards (one per worker), global batch {train.spec.batch_size} split evenly "
+        f"over the workers, {train.summary.split(', ', 1)[1]}"
+    )
+    # Model's TrainOneStepCell adds the reducer itself under the parallel context; every TrainStep
+    # (native always, model when it is the custom cell) writes it out.
+    step.parallel = True
+    return SimpleNamespace(
+        enabled=True,
+        variant=variant,
+        workers=par.workers,
+        gradients_mean=par.gradients_mean,
+        per_rank_logs=par.per_rank_logs,
+        set_context=variant == "model",
+        train_dataset_call=f"{train.function}(num_shards=group_size, shard_id=rank)",
+    )

@@ -16,9 +16,18 @@ def templates_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).parent.parent / "templates"
 
 
+_COMMENT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\t"}
+
+
 def _comment(value: object) -> str:
-    """Text safe inside a `#` comment: one line, whatever the config said."""
-    return str(value).replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n")
+    """Text safe inside a `#` comment: one line, whatever the config said.
+
+    Backslashes are doubled and every other unprintable character (line breaks, NUL, U+2028,
+    ...; tab is kept) is written as its escape, so nothing can end the comment or the file.
+    """
+    return "".join(
+        _COMMENT_ESCAPES.get(ch, ch if ch.isprintable() else repr(ch)[1:-1]) for ch in str(value)
+    )
 
 
 @cache

@@ -20,6 +20,7 @@ from mscodegen.merge import merge3, unified_diff
 LOCK_NAME = ".mscodegen-lock.json"
 LOCK_FORMAT = 1
 _MARKER_RE = re.compile(r"^<<<<<<< yours\r?$", re.MULTILINE)
+EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x wherever +r is set
 
 
 class WriteError(Exception):
@@ -157,10 +158,16 @@ def _target(out_dir: Path, name: str) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomically write ``text`` unless already there, creating parent dirs."""
+    """Atomically write ``text`` unless already there, creating parent dirs.
+
+    Files named ``*.sh`` are made executable (``x`` added wherever ``r`` is set) when written.
+    """
     if _read(path) != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text)
+        if path.suffix in EXECUTABLE_SUFFIXES:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            os.chmod(path, mode | (mode & 0o444) >> 2)
 
 
 def read_lock(out_dir: Path) -> Lock | None:

@@ -168,7 +168,7 @@ def test_bad_union_tag_points_at_the_tag() -> None:
             "optimizer.name",
             6,
             9,
-            "unknown name 'adamw'; expected one of: 'adam', 'sgd'",
+            "unknown name 'adamw'; expected one of: 'adam', 'sgd'; did you mean 'adam'?",
         )
     ]
 

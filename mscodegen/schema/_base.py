@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import keyword
+import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
 class Section(BaseModel):
-    """A config section: unknown keys are errors, values are immutable after validation."""
+    """A config section: unknown keys are errors, values are immutable after validation.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Numbers must be finite: `inf`/`nan` have no Python literal, so a script could not spell them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _check_identifier(name: str) -> str:
@@ -32,13 +36,19 @@ def _check_import_path(path: str) -> str:
 
 def _check_literal_value(value: Any) -> Any:
     """Keyword-argument values end up as Python literals: only plain data is allowed."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} has no Python literal; use a finite number")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, list):
         return [_check_literal_value(v) for v in value]
     if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise ValueError("nested mapping keys must be strings")
+        for key in value:
+            if not isinstance(key, str):
+                raise ValueError("nested mapping keys must be strings")
+            if not key.isprintable():
+                # Keys are listed in the scripts' settings comment: a line break would end the comment.
+                raise ValueError(f"nested mapping key {key!r} contains a line break or control character")
         return {k: _check_literal_value(v) for k, v in value.items()}
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 

@@ -10,17 +10,33 @@ from ._base import Section
 
 
 class Parallel(Section):
-    """Data parallel training: every worker sees a disjoint shard and gradients are all-reduced."""
+    """Data parallel training under msrun: every worker trains a replica of the network on a disjoint
+    shard of data.train and the gradients are all-reduced every step.
+
+    Every rank runs the same script with the same runtime.seed: identical initial weights and one global
+    shuffle order, of which each rank takes its own shard. The learning rate is never rescaled for you.
+    """
 
     mode: Literal["stand_alone", "data_parallel"] = "stand_alone"
     workers: Annotated[int, Field(ge=1)] = Field(
         1,
-        description="Number of processes msrun starts (--worker_num); data.train.batch_size is split across them.",
+        description="Number of processes msrun starts (--worker_num); data.train.batch_size is the global "
+        "batch, split evenly across them.",
     )
     gradients_mean: bool = Field(
         True,
         description="Average gradients over workers (same LR as one process with the global batch); "
         "false sums them, which multiplies the effective LR by the number of workers. LR is never rescaled for you.",
     )
-    master_port: Annotated[int, Field(ge=1024, le=65535)] = 8118
-    per_rank_logs: bool = Field(False, description="Every rank writes its own loss log; default rank 0 only.")
+    master_port: Annotated[int, Field(ge=1024, le=65535)] = Field(
+        8118, description="msrun --master_port written into launch.sh (override: MASTER_PORT=... bash launch.sh)."
+    )
+    cluster_time_out: Annotated[int, Field(ge=1)] = Field(
+        120, description="msrun --cluster_time_out (seconds to wait for every worker to join)."
+    )
+    per_rank_logs: bool = Field(
+        False,
+        description="false: only rank 0 writes --loss-log/--eval-log. true: every rank N writes its own files, "
+        "named <stem>.rank<N><suffix> (loss.jsonl -> loss.rank0.jsonl, loss.rank1.jsonl, ...). "
+        "Checkpoints are always written by rank 0 only (the replicas are identical).",
+    )

@@ -109,17 +109,17 @@ def _parallel_rules(cfg: Config) -> Iterator[Problem]:
     if par.mode == "stand_alone" and par.workers != 1:
         yield ("parallel", "workers"), "more than one worker needs parallel.mode: data_parallel"
     if par.mode == "data_parallel":
-        yield ("parallel", "mode"), "data_parallel is not supported yet by this mscodegen version"
-        for split in ("train", "eval"):
-            dataset = getattr(cfg.data, split)
-            if dataset is not None and dataset.batch_size % par.workers:
-                yield (
-                    ("data", split, "batch_size"),
-                    (
-                        f"{dataset.batch_size} is the global batch and must divide evenly over "
-                        f"parallel.workers ({par.workers})"
-                    ),
-                )
+        # Only data.train is sharded: every rank evaluates the whole of data.eval with its (identical)
+        # replica, so the metrics are those of the full eval set and its batch size is not split.
+        dataset = cfg.data.train
+        if dataset.batch_size % par.workers:
+            yield (
+                ("data", "train", "batch_size"),
+                (
+                    f"{dataset.batch_size} is the global batch and must divide evenly over "
+                    f"parallel.workers ({par.workers})"
+                ),
+            )
 
 
 def file_problems(cfg: Config, config_dir: Path) -> list[Problem]:

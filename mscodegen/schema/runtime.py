@@ -24,6 +24,6 @@ class Runtime(Section):
     cpu_threads: PositiveInt | None = Field(
         None, description="Threads for CPU kernels; 1 makes Dropout reproducible on CPU."
     )
-    max_device_memory: Annotated[str, Field(pattern=r"^\d+(\.\d+)?GB$")] | None = Field(
+    max_device_memory: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?GB$")] | None = Field(
         None, description="Device memory cap such as '30GB' (GPU/Ascend; ignored on CPU, the script says so)."
     )
