@@ -376,6 +376,8 @@ def _datasets(cfg: Config, rel: _Relative, imports: Imports) -> list[SimpleNames
             d.sys_path = rel.sys_path_for(d.module)
             d.factory_call = call(d.attr, **spec.kwargs)
         args = {} if spec.kind == "import" else {"shuffle": shuffle, "num_parallel_workers": spec.num_workers}
+        if getattr(spec, "num_samples", None) and spec.kind in UINT8_SOURCES:
+            args["num_samples"] = spec.num_samples
         d.source_args = ", ".join(f"{k}={literal(v)}" for k, v in args.items())
         d.image_ops = _image_ops(spec)
         if d.image_ops:

@@ -71,7 +71,15 @@ class DigitsData(_Loader):
     transforms: Transforms = Field(default_factory=Transforms)
 
 
-class MnistData(_Loader):
+class _FileLoader(_Loader):
+    """A MindSpore loader over local files."""
+
+    num_samples: PositiveInt | None = Field(
+        None, description="Read at most this many samples (the loader's num_samples); default: all."
+    )
+
+
+class MnistData(_FileLoader):
     """MNIST from a local directory of the four idx files (ds.MnistDataset)."""
 
     kind: Literal["mnist"]
@@ -80,7 +88,7 @@ class MnistData(_Loader):
     transforms: Transforms = Field(default_factory=Transforms)
 
 
-class Cifar10Data(_Loader):
+class Cifar10Data(_FileLoader):
     """CIFAR-10 from a local directory of the binary batches (ds.Cifar10Dataset)."""
 
     kind: Literal["cifar10"]
@@ -89,7 +97,7 @@ class Cifar10Data(_Loader):
     transforms: Transforms = Field(default_factory=Transforms)
 
 
-class ImageFolderData(_Loader):
+class ImageFolderData(_FileLoader):
     """One sub-directory of images per class (ds.ImageFolderDataset, decoded to RGB)."""
 
     kind: Literal["image_folder"]
