@@ -12,10 +12,11 @@ from pathlib import Path
 import black
 import pytest
 
-from conftest import REPO
 from mscodegen.cli import main
 from mscodegen.fmt import MODE
 from mscodegen.write import LOCK_NAME
+
+from conftest import REPO
 
 EXAMPLES = sorted((REPO / "examples").rglob("*.yaml"))
 REGENERATE = "make regenerate   (or: mscodegen new examples/<name>.yaml --force)"
@@ -56,7 +57,9 @@ def test_golden_scripts_parse_are_black_stable_and_ruff_clean(config):
             n.names[0].name.split(".")[0] for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Import)
         }
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
-    result = subprocess.run([ruff, "check", "--isolated", "--no-cache", str(out)], capture_output=True, text=True)
+    result = subprocess.run(
+        [ruff, "check", "--isolated", "--no-cache", str(out)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -68,7 +71,15 @@ def test_generation_is_deterministic_across_hash_seeds(tmp_path):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         for config in EXAMPLES:
             subprocess.run(
-                [sys.executable, "-m", "mscodegen", "new", str(config.relative_to(REPO)), "--out", str(out / config.stem)],
+                [
+                    sys.executable,
+                    "-m",
+                    "mscodegen",
+                    "new",
+                    str(config.relative_to(REPO)),
+                    "--out",
+                    str(out / config.stem),
+                ],
                 cwd=REPO,
                 env=env,
                 check=True,

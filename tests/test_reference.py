@@ -1,7 +1,8 @@
 """The README's configuration reference is the one the schema generates."""
 
-from conftest import REPO
 from mscodegen.reference import END, START, reference
+
+from conftest import REPO
 
 
 def test_readme_reference_is_current():
@@ -12,6 +13,19 @@ def test_readme_reference_is_current():
 
 def test_reference_names_every_top_level_section():
     table = reference()
-    for section in ("runtime", "network", "data", "loss", "optimizer", "lr_schedule", "train", "eval",
-                    "callbacks", "amp", "loss_scale", "grad", "parallel"):
+    for section in (
+        "runtime",
+        "network",
+        "data",
+        "loss",
+        "optimizer",
+        "lr_schedule",
+        "train",
+        "eval",
+        "callbacks",
+        "amp",
+        "loss_scale",
+        "grad",
+        "parallel",
+    ):
         assert f"| `{section}` |" in table, section
