@@ -25,9 +25,12 @@ def _comment(value: object) -> str:
     Backslashes are doubled and every other unprintable character (line breaks, NUL, U+2028,
     ...; tab is kept) is written as its escape, so nothing can end the comment or the file.
     """
-    return "".join(
-        _COMMENT_ESCAPES.get(ch, ch if ch.isprintable() else repr(ch)[1:-1]) for ch in str(value)
-    )
+    return "".join(_COMMENT_ESCAPES.get(ch, ch if ch.isprintable() else repr(ch)[1:-1]) for ch in str(value))
+
+
+def _docstring(value: object) -> str:
+    """Text safe inside a one-line triple-quoted docstring."""
+    return _comment(value).replace('"', '\\"')
 
 
 @cache
@@ -42,6 +45,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["py"] = literal
     env.filters["comment"] = _comment
+    env.filters["docstring"] = _docstring
     return env
 
 
