@@ -116,7 +116,7 @@ def _plain_message(msg: str, kind: str, value: Any) -> str:
 
 
 def _closest(value: str, expected: str) -> str:
-    """"; did you mean 'x'?" for the quoted choice in ``expected`` closest to ``value``."""
+    """The "; did you mean 'x'?" hint for the quoted choice in ``expected`` closest to ``value``."""
     matches = difflib.get_close_matches(value, re.findall(r"'([^']*)'", expected), n=1)
     return f"; did you mean {matches[0]!r}?" if matches else ""
 

@@ -1,0 +1,5 @@
+"""Support module for the invalid-config corpus."""
+
+
+def Net(**kwargs):
+    return kwargs

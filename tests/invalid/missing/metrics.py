@@ -1,0 +1,5 @@
+"""Support module for the invalid-config corpus."""
+
+
+class MultiMetric:
+    pass

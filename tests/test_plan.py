@@ -1,0 +1,484 @@
+"""plan.py: literals, the import block, paths, constants, Model's keyword arguments and network shapes."""
+
+from __future__ import annotations
+
+import ast
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mscodegen.config import LoadedConfig, load_config
+from mscodegen.generate import generate
+from mscodegen.plan import build_plan, call, literal
+
+REPO = Path(__file__).resolve().parents[1]
+
+MINIMAL = """\
+network: {kind: builtin, name: mlp}
+data:
+  train: {kind: synthetic, image_shape: [1, 8, 8]}
+optimizer: {name: momentum}
+"""
+
+
+def load(directory: Path, text: str, name: str = "cfg") -> LoadedConfig:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_config(path)
+
+
+def plan_of(loaded: LoadedConfig, variant: str = "model", out_dir: Path | None = None):  # noqa: ANN201
+    return build_plan(
+        loaded.config,
+        variant,  # type: ignore[arg-type]
+        source=loaded.path.as_posix(),
+        config_dir=loaded.path.parent,
+        out_dir=out_dir or loaded.path.parent / "out",
+        name=loaded.name,
+    )
+
+
+# --- literal() and call() -------------------------------------------------------------------------
+
+NASTY_STRINGS = [
+    "",
+    "'",
+    '"',
+    "'''",
+    '"""',
+    "\\",
+    "\\'",
+    "a\nb",
+    "a\r\nb",
+    "\x00",
+    "\t\x0b\x0c",
+    "\u2028\u2029\x85",
+    "é中文🙂",
+    "\ud800",  # a lone surrogate
+    "{x}",
+    "%s",
+    "'); import os; ('",
+    '"); import os; ("',
+    "__import__('os').system('x')",
+    "#",
+    "\\N{DASH}",
+]
+ROUND_TRIP = [
+    *NASTY_STRINGS,
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**100,
+    -(2**70),
+    0.1,
+    -0.0,
+    1e-300,
+    5e-324,
+    1.7976931348623157e308,
+    1e22,
+    123456789.123456789,
+    [],
+    {},
+    [1, [2, [3, []]], "x"],
+    {"a": [1, {"b": None}], "c'": {"d\n": 1.5}},
+    [{"k": ["'''", '"""']}, -0.0],
+]
+
+
+@pytest.mark.parametrize("value", ROUND_TRIP, ids=[repr(v)[:30] for v in ROUND_TRIP])
+def test_literal_round_trips(value: Any) -> None:
+    text = literal(value)
+    assert ast.literal_eval(text) == value
+    assert type(ast.literal_eval(text)) is type(value)
+    assert "\n" not in text and "\r" not in text  # one line, whatever the value
+
+
+def test_literal_keeps_the_sign_of_negative_zero() -> None:
+    assert math.copysign(1.0, ast.literal_eval(literal(-0.0))) == -1.0
+
+
+@pytest.mark.parametrize("value", [(), (1,), (1, "a"), ((1, 2), [3])])
+def test_literal_tuples(value: tuple) -> None:
+    assert ast.literal_eval(literal(value)) == value
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, [1.0, math.inf], {"a": math.nan}])
+def test_literal_refuses_non_finite_floats(value: Any) -> None:
+    """repr() would give `inf`/`nan`: names, not literals (a NameError in the script). The schema rejects
+    them first, so this is a second line of defence."""
+    with pytest.raises(ValueError, match="has no Python literal"):
+        literal(value)
+
+
+@pytest.mark.parametrize("value", [{1, 2}, b"x", object(), 1j, {1: 2}.keys()])
+def test_literal_refuses_anything_but_plain_data(value: Any) -> None:
+    with pytest.raises(TypeError):
+        literal(value)
+
+
+def test_call_renders_keyword_values_as_literals() -> None:
+    text = call("f", "x", a="it's", b=[1, {"c": None}])
+    assert text == "f(x, a=\"it's\", b=[1, {'c': None}])"
+    node = ast.parse(text, mode="eval").body
+    assert isinstance(node, ast.Call) and [k.arg for k in node.keywords] == ["a", "b"]
+
+
+def test_call_accepts_a_keyword_named_func() -> None:
+    assert call("Net", func=1, args=2) == "Net(func=1, args=2)"
+
+
+@pytest.mark.parametrize("key", ["a-b", "class", "1x", "a b", "x=1, y", ""])
+def test_call_refuses_keywords_that_are_not_identifiers(key: str) -> None:
+    with pytest.raises(ValueError, match="cannot be a keyword argument name"):
+        call("f", **{key: 1})
+
+
+# --- the import block is isort-ordered -------------------------------------------------------------
+
+SUPPORT = {
+    "nets.py": "def Net(**kwargs):\n    pass\n",
+    "my_data.py": "def make(**kwargs):\n    pass\n",
+    "my_metrics.py": "class Multi:\n    pass\n",
+    "grad_tools.py": "def process(grads):\n    return grads\n",
+}
+IMPORT_CONFIGS = {
+    "mlp": MINIMAL,
+    "everything": """\
+network: {kind: import, factory: nets:Net}
+data:
+  train: {kind: import, factory: my_data:make, image_shape: [1, 8, 8]}
+  eval: {kind: digits, split: test, transforms: {resize: [8, 8], normalize: {mean: [0.5], std: [0.5]}}}
+optimizer: {name: adamw, weight_decay: 0.01, decay_filter: no_norm_no_bias}
+lr_schedule: {kind: warmup_cosine, warmup_epochs: 1}
+train: {epochs: 3}
+eval:
+  metrics: [{name: accuracy}, {name: import, class: my_metrics:Multi, key: multi}]
+amp: {level: O2}
+loss_scale: {kind: dynamic}
+grad: {clip: {kind: norm}, process: grad_tools:process, accumulation_steps: 2}
+callbacks: {checkpoint: {every_steps: 5}}
+""",
+    "mindcv": """\
+network: {kind: mindcv, name: resnet18, kwargs: {in_channels: 1}}
+data:
+  train: {kind: synthetic, image_shape: [1, 32, 32]}
+optimizer: {name: sgd}
+lr_schedule: {kind: piecewise, milestones: [1]}
+train: {epochs: 2}
+amp: {level: O1}
+loss_scale: {kind: fixed}
+""",
+}
+
+
+def ruff_isort_problems(files: dict[str, str], directory: Path) -> str:
+    for name, text in files.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I", "--no-cache", *files],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return "" if result.returncode == 0 else result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("name", IMPORT_CONFIGS)
+def test_import_block_is_isort_ordered(tmp_path: Path, name: str) -> None:
+    for file, text in SUPPORT.items():
+        (tmp_path / file).write_text(text)
+    loaded = load(tmp_path, IMPORT_CONFIGS[name])
+    out = tmp_path / "gen"
+    out.mkdir()
+    files = generate(loaded, out)
+    assert ruff_isort_problems(files, out) == ""
+    for text in files.values():
+        imported = {
+            alias.asname or alias.name
+            for node in ast.parse(text).body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        assert {"argparse", "json", "Path", "ms", "nn"} <= imported
+
+
+def test_import_block_orders_stdlib_before_third_party(tmp_path: Path) -> None:
+    for file, text in SUPPORT.items():
+        (tmp_path / file).write_text(text)
+    plan = plan_of(load(tmp_path, IMPORT_CONFIGS["everything"]), "native")
+    lines = plan.imports
+    blank = lines.index("")
+    stdlib, third = lines[:blank], lines[blank + 1 :]
+    assert "import sys" in stdlib and "import math" in stdlib and "import time" in stdlib
+    assert all("mindspore" not in line and "numpy" not in line for line in stdlib)
+    assert any(line.startswith("from mindspore import") for line in third)
+    assert len(set(lines)) == len(lines)  # no duplicates ("" appears once)
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+
+def make_mnist(directory: Path) -> None:
+    directory.mkdir(parents=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        (directory / name).write_bytes(b"")
+
+
+@pytest.mark.parametrize(
+    ("config_dir", "out_dir"),
+    [("configs/sub", "generated/run"), ("configs", "configs"), ("a", "a/b/c"), ("a/b/c", "x")],
+)
+def test_relative_data_paths_resolve_from_the_script_to_the_config_dir(
+    tmp_path: Path, config_dir: str, out_dir: str
+) -> None:
+    make_mnist(tmp_path / config_dir / "../data/mnist")
+    text = MINIMAL.replace("{kind: synthetic, image_shape: [1, 8, 8]}", "{kind: mnist, path: ../data/mnist}")
+    loaded = load(tmp_path / config_dir, text)
+    plan = plan_of(loaded, out_dir=tmp_path / out_dir)
+    path = plan.datasets[0].path
+    assert not Path(path).is_absolute()
+    assert "\\" not in path
+    # What the generated script does: Path(__file__).resolve().parent / path
+    assert (tmp_path / out_dir / path).resolve() == (tmp_path / config_dir / "../data/mnist").resolve()
+
+
+def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
+    data = tmp_path / "elsewhere" / "mnist"
+    make_mnist(data)
+    text = MINIMAL.replace(
+        "{kind: synthetic, image_shape: [1, 8, 8]}", f"{{kind: mnist, path: '{data.as_posix()}'}}"
+    )
+    plan = plan_of(load(tmp_path / "cfg", text))
+    assert plan.datasets[0].path == data.as_posix()
+
+
+def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> None:
+    config_dir = tmp_path / "configs"
+    config_dir.mkdir()
+    (config_dir / "nets.py").write_text("def Net():\n    pass\n")
+    text = MINIMAL.replace("{kind: builtin, name: mlp}", "{kind: import, factory: nets:Net}")
+    plan = plan_of(load(config_dir, text), out_dir=tmp_path / "generated" / "run")
+    assert (tmp_path / "generated" / "run" / plan.network.sys_path).resolve() == config_dir.resolve()
+    assert plan.network.build_expr == "Net()"
+
+
+# --- constants carry their YAML keys --------------------------------------------------------------
+
+FULL = """\
+runtime: {seed: 5}
+network: {kind: builtin, name: mlp}
+data:
+  train: {kind: synthetic, image_shape: [1, 8, 8]}
+  eval: {kind: synthetic, image_shape: [1, 8, 8]}
+optimizer: {name: momentum, lr: 0.02, weight_decay: 0.0001}
+lr_schedule: {kind: LR_SCHEDULE}
+train: {epochs: 6, log_every_steps: 7, output_dir: out/dir}
+eval: {every_epochs: 3}
+callbacks: {checkpoint: {PERIOD, keep_max: 4, directory: ckpts, prefix: pre}}
+loss_scale: {LOSS_SCALE}
+grad: {clip: {CLIP}, accumulation_steps: 2}
+"""
+FULL_VARIANTS = [
+    {
+        "LR_SCHEDULE": "piecewise, milestones: [2, 4], gamma: 0.5",
+        "PERIOD": "every_steps: 9",
+        "LOSS_SCALE": "kind: fixed, value: 256",
+        "CLIP": "kind: value, clip_value: 0.25",
+    },
+    {
+        "LR_SCHEDULE": "warmup_cosine, warmup_epochs: 2, warmup_start_lr: 0.001, min_lr: 0.0001",
+        "PERIOD": "every_epochs: 2",
+        "LOSS_SCALE": "kind: dynamic, init: 128, factor: 4, window: 50",
+        "CLIP": "kind: global_norm, max_norm: 3.0",
+    },
+    {
+        "LR_SCHEDULE": "cosine, min_lr: 0.003",
+        "PERIOD": "every_epochs: 1",
+        "LOSS_SCALE": "kind: none",
+        "CLIP": "kind: norm, max_norm: 0.5",
+    },
+]
+
+
+def value_at(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data[part]
+    return data
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+@pytest.mark.parametrize("fill", FULL_VARIANTS, ids=["piecewise", "warmup", "cosine"])
+def test_constants_carry_their_yaml_keys(tmp_path: Path, fill: dict[str, str], variant: str) -> None:
+    text = FULL
+    for placeholder, value in fill.items():
+        text = text.replace(placeholder, value)
+    loaded = load(tmp_path, text)
+    dumped = loaded.config.model_dump(mode="json", by_alias=True)
+    constants = [c for group in plan_of(loaded, variant).constants for c in group]
+    assert len({c.name for c in constants}) == len(constants)
+    for constant in constants:
+        assert constant.value == literal(value_at(dumped, constant.key)), constant
+    names = {c.name for c in constants}
+    assert {"SEED", "EPOCHS", "LR", "WEIGHT_DECAY", "EVAL_EVERY_EPOCHS", "ACCUMULATION_STEPS"} <= names
+    by_name = {c.name: c for c in constants}
+    assert by_name["SEED"].value == "5" and by_name["OUTPUT_DIR"].value == "'out/dir'"
+
+
+def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:
+    text = FULL
+    for placeholder, value in FULL_VARIANTS[0].items():
+        text = text.replace(placeholder, value)
+    loaded = load(tmp_path, text)
+    files = generate(loaded, tmp_path / "out")
+    constants = [c for group in plan_of(loaded).constants for c in group]
+    for script in files.values():
+        lines = script.splitlines()
+        assigned = {
+            node.targets[0].id: node
+            for node in ast.parse(script).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        }
+        for c in constants:
+            node = assigned[c.name]
+            assert ast.literal_eval(node.value) == ast.literal_eval(c.value)  # black may requote it
+            assert lines[node.lineno - 1].endswith(f"  # {c.key}")
+
+
+# --- Model's keyword arguments --------------------------------------------------------------------
+
+
+def model_kwargs(tmp_path: Path, extra: str) -> dict[str, str]:
+    plan = plan_of(load(tmp_path, MINIMAL + extra), "model")
+    return {name: value for name, value, _why in plan.model.kwargs}
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("", {}),
+        ("amp: {level: O1}\n", {"amp_level": "'O1'"}),
+        ("amp: {level: O3}\n", {"amp_level": "'O3'"}),
+        ("amp: {level: auto}\n", {"amp_level": "'auto'"}),
+        # O2 would pick dynamic loss scaling (no CPU kernel) unless told there is none
+        ("amp: {level: O2}\n", {"amp_level": "'O2'", "loss_scale_manager": "None"}),
+        (
+            "amp: {level: O2, keep_batchnorm_fp32: false}\n",
+            {"amp_level": "'O2'", "keep_batchnorm_fp32": "False", "loss_scale_manager": "None"},
+        ),
+        (
+            "amp: {level: O2}\nloss_scale: {kind: fixed, value: 64}\n",
+            {
+                "amp_level": "'O2'",
+                "loss_scale_manager": "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
+            },
+        ),
+        (
+            "loss_scale: {kind: fixed}\n",
+            {"loss_scale_manager": "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)"},
+        ),
+        # a custom train cell does its own scaling and is converted in the script: Model gets neither
+        ("amp: {level: O2}\nloss_scale: {kind: dynamic}\n", {}),
+        ("amp: {level: O2}\nloss_scale: {kind: fixed, drop_overflow_update: true}\n", {}),
+        ("amp: {level: O2}\ngrad: {clip: {kind: global_norm}}\n", {}),
+        # fp32_cells cannot be said with amp_level: the network is converted in build_network()
+        ("amp: {level: O2, fp32_cells: [Softmax]}\n", {}),
+    ],
+    ids=[
+        "O0",
+        "O1",
+        "O3",
+        "auto",
+        "O2",
+        "O2-keep-bn-false",
+        "O2-fixed",
+        "O0-fixed",
+        "O2-dynamic",
+        "O2-drop-overflow",
+        "O2-clip",
+        "O2-fp32-cells",
+    ],
+)
+def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, str]) -> None:
+    assert model_kwargs(tmp_path, extra) == expected
+
+
+def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path: Path) -> None:
+    plan = plan_of(load(tmp_path, MINIMAL + "loss_scale: {kind: fixed}\n"))
+    assert ("loss_scale", "LOSS_SCALE") in plan.optimizer.args
+
+
+# --- network build expressions and shapes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("network", "expected"),
+    [
+        (
+            "{kind: mindcv, name: resnet18}",
+            "create_model('resnet18', num_classes=10, pretrained=False)",
+        ),
+        (
+            "{kind: mindcv, name: resnet50, num_classes: 3, kwargs: {in_channels: 1, drop_rate: 0.1}}",
+            "create_model('resnet50', num_classes=3, pretrained=False, in_channels=1, drop_rate=0.1)",
+        ),
+    ],
+)
+def test_mindcv_build_expression(tmp_path: Path, network: str, expected: str) -> None:
+    text = MINIMAL.replace("{kind: builtin, name: mlp}", network)
+    plan = plan_of(load(tmp_path, text))
+    assert plan.network.build_expr == expected
+    assert "from mindcv.models import create_model" in plan.imports
+
+
+def conv_out(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+def lenet_flatten(height: int, width: int) -> int:
+    """16 channels after conv5 valid -> maxpool 2/2 -> conv5 valid -> maxpool 2/2."""
+    sizes = []
+    for side in (height, width):
+        side = conv_out(side, 5)
+        side = conv_out(side, 2, stride=2)
+        side = conv_out(side, 5)
+        side = conv_out(side, 2, stride=2)
+        sizes.append(side)
+    return 16 * sizes[0] * sizes[1]
+
+
+def product(expr: str) -> int:
+    """Evaluate an `a * b * c` expression of integer literals without eval()."""
+    node = ast.parse(expr, mode="eval").body
+    if isinstance(node, ast.Constant):
+        return node.value
+    assert isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult), expr
+    return product(ast.unparse(node.left)) * product(ast.unparse(node.right))
+
+
+@pytest.mark.parametrize(("height", "width"), [(16, 16), (28, 28), (32, 32), (28, 32), (17, 45)])
+def test_lenet_flatten_size(tmp_path: Path, height: int, width: int) -> None:
+    text = MINIMAL.replace("name: mlp}", f"name: lenet5, input_shape: [3, {height}, {width}]}}")
+    plan = plan_of(load(tmp_path, text))
+    first = plan.network.dense[0]
+    assert product(first.in_expr) == lenet_flatten(height, width)
+    assert plan.network.build_expr == "LeNet5(num_classes=10, in_channels=3)"
+    assert [d.out_expr for d in plan.network.dense] == ["120", "84", "num_classes"]
+
+
+def test_lenet_known_sizes() -> None:
+    """The classic numbers, as a check of the independent arithmetic above."""
+    assert (lenet_flatten(32, 32), lenet_flatten(28, 28), lenet_flatten(16, 16)) == (400, 256, 16)
+
+
+def test_mlp_input_features(tmp_path: Path) -> None:
+    text = MINIMAL.replace("[1, 8, 8]", "[3, 5, 7]")
+    plan = plan_of(load(tmp_path, text))
+    assert plan.network.build_expr == "MLP(num_classes=10, in_features=105)"
