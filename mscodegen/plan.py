@@ -174,6 +174,10 @@ def build_plan(
         amp=amp,
         model=model,
         checkpoint=checkpoint,
+        # the LR list, an epoch-based checkpoint period and accumulation need the dataset size
+        needs_steps_per_epoch=lr.is_list
+        or (checkpoint is not None and "steps_per_epoch" in checkpoint.every_expr)
+        or step.accumulate,
         loss_monitor=cfg.callbacks.loss_monitor,
         time_monitor=cfg.callbacks.time_monitor,
         train=_train(cfg, variant),
@@ -466,9 +470,21 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
         scaler = "dynamic"
     elif isinstance(ls, FixedLossScale) and ls.drop_overflow_update:
         scaler = "static"
+    # Model's own fixed loss scaling (FixedLossScaleManager) leaves the gradients scaled until the
+    # optimizer divides them (optimizer loss_scale): clipping, grad.process and accumulation would
+    # see scaled gradients, and weight decay, added to the scaled gradients, would shrink by the
+    # scale. Any of those makes the train cell unscale the gradients itself (optimizer loss_scale 1).
+    fixed_in_cell = (
+        isinstance(ls, FixedLossScale)
+        and not ls.drop_overflow_update
+        and bool(grad.clip or grad.process or grad.accumulation_steps > 1 or cfg.optimizer.weight_decay)
+    )
+    if fixed_in_cell:
+        scaler = "fixed"
     s = SimpleNamespace(
         scaler=scaler,
-        fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update,
+        check_overflow=scaler in ("dynamic", "static"),
+        fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update and not fixed_in_cell,
         accumulate=grad.accumulation_steps > 1,
         process=grad.process is not None,
         process_path=grad.process,
@@ -478,7 +494,7 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
         parallel=False,
         clip_kind=grad.clip.kind if grad.clip else None,
         clip_expr=None,
-        returns_scale=scaler is not None,
+        returns_scale=scaler in ("dynamic", "static"),
     )
     if isinstance(grad.clip, GlobalNormClip):
         s.clip_expr = "ops.clip_by_global_norm(grads, MAX_NORM)"
@@ -496,6 +512,12 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
         reasons.append(
             "loss_scale.drop_overflow_update: Model supports it on GPU/Ascend only; "
             "this cell skips overflowing steps with amp.all_finite on any device"
+        )
+    elif scaler == "fixed" and cfg.optimizer.weight_decay:
+        reasons.append(
+            "loss_scale.kind fixed with optimizer.weight_decay: with Model's FixedLossScaleManager the "
+            "optimizer adds weight decay to the scaled gradients and divides both by the scale; "
+            "this cell unscales the gradients before the optimizer"
         )
     if grad.clip:
         reasons.append(f"grad.clip ({grad.clip.kind}): Model has no clipping option")
@@ -662,9 +684,11 @@ def _parallel(
     train.batch_expr = f"{literal(train.spec.batch_size)} // num_shards"
     if train.spec.kind != "import":  # an imported factory's dataset is sharded with .shard() instead
         train.source_args += ", num_shards=num_shards, shard_id=shard_id"
+    order = "one global shuffle order (runtime.seed)" if train.spec.shuffle else "in order"
+    drop = ", last partial batch dropped" if train.spec.drop_remainder else ""
     train.summary = (
         f"shard shard_id of num_shards (one per worker), global batch {train.spec.batch_size} split evenly "
-        f"over the workers, {train.summary.split(', ', 1)[1]}"
+        f"over the workers, {order}{drop}"
     )
     # Model's TrainOneStepCell adds the reducer itself under the parallel context; every TrainStep
     # (native always, model when it is the custom cell) writes it out.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ import yaml
 from mscodegen.parity import RunResult, generate_both, run_script
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Tests exercise black and Jinja for real and must not fill the user's cache directory.
+os.environ.setdefault("MSCODEGEN_NO_CACHE", "1")
 
 # Small enough that one run of a generated script takes a few seconds on 2 CPU cores.
 TINY: dict = {

@@ -29,7 +29,8 @@ class Parallel(Section):
         "false sums them, which multiplies the effective LR by the number of workers. LR is never rescaled for you.",
     )
     master_port: Annotated[int, Field(ge=1024, le=65535)] = Field(
-        8118, description="msrun --master_port written into launch.sh (override: MASTER_PORT=... bash launch.sh)."
+        8118,
+        description="msrun --master_port written into launch.sh (override: MASTER_PORT=... bash launch.sh).",
     )
     cluster_time_out: Annotated[int, Field(ge=1)] = Field(
         120, description="msrun --cluster_time_out (seconds to wait for every worker to join)."

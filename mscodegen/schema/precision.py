@@ -89,12 +89,14 @@ Clip = Annotated[GlobalNormClip | NormClip | ValueClip, Field(discriminator="kin
 
 class Grad(Section):
     """Gradient processing between backward and the optimizer, in this order:
-    unscale -> (all-reduce) -> clip -> process -> accumulate/apply."""
+    (data-parallel all-reduce) -> unscale -> clip -> process -> accumulate/apply."""
 
     clip: Clip | None = None
     accumulation_steps: PositiveInt = Field(
         1, description="Optimizer steps every k micro-batches; a final partial window is dropped."
     )
     process: ImportPath | None = Field(
-        None, description="A function grads -> grads (tuple of tensors), e.g. extra weight decay."
+        None,
+        description="A function (grads, weights) -> grads on tuples of tensors, called after unscaling and "
+        "clipping, e.g. extra weight decay: tuple(g + 1e-4 * w for g, w in zip(grads, weights)).",
     )

@@ -102,6 +102,40 @@ def _precision_rules(cfg: Config) -> Iterator[Problem]:
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+    k = cfg.grad.accumulation_steps
+    if k > 1 and not cfg.data.train.drop_remainder:
+        yield (
+            ("data", "train", "drop_remainder"),
+            (
+                f"grad.accumulation_steps ({k}) averages micro-batch gradients with equal weights 1/{k}; "
+                "a smaller last batch would be over-weighted: keep drop_remainder true"
+            ),
+        )
+    batches = _known_train_batches(cfg)
+    if k > 1 and batches is not None and k > batches * cfg.train.epochs:
+        yield (
+            ("grad", "accumulation_steps"),
+            (
+                f"{k} is more than the {batches * cfg.train.epochs} batches of the whole run "
+                f"({batches} per epoch x {cfg.train.epochs} epochs): no optimizer step would ever be taken"
+            ),
+        )
+
+
+def _known_train_batches(cfg: Config) -> int | None:
+    """Batches per epoch of data.train when the config alone tells it (synthetic, digits)."""
+    spec = cfg.data.train
+    if spec.kind == "synthetic":
+        samples = spec.num_samples
+    elif spec.kind == "digits":
+        total = 1797  # sklearn.datasets.load_digits
+        test = int(total * spec.test_fraction)
+        samples = total - test if spec.split == "train" else test
+    else:
+        return None
+    if spec.drop_remainder:
+        return samples // spec.batch_size
+    return -(-samples // spec.batch_size)
 
 
 def _parallel_rules(cfg: Config) -> Iterator[Problem]:

@@ -1,0 +1,447 @@
+"""parallel.mode data_parallel (issue #6): msrun on CPU, loopback only, every subprocess bounded.
+
+The slow tests share three msrun jobs (module fixtures), about 30 s each on 2 CPU cores:
+Model's plain path, the native loop, and Model with the custom TrainStep cell.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import stat
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mscodegen.cli import main
+from mscodegen.config import load_config
+from mscodegen.errors import ConfigError
+from mscodegen.generate import generate
+from mscodegen.launch import LAUNCH_NAME
+from mscodegen.msrun import child_env, rank_logs
+from mscodegen.parity import RunResult, generate_both, run_script, step_differences
+
+from conftest import TINY, merge
+
+MSRUN_TIMEOUT = 150  # seconds for one whole msrun job (scheduler + 2 workers)
+
+# Two workers x batch 4 each = global batch 8; no BatchNorm, no shuffle: the mean of the two
+# ranks' losses is the loss of one process on the same 8 samples.
+DP = merge(
+    TINY,
+    {
+        "data": {"train": {"shuffle": False}},
+        "train": {"epochs": 1},
+        "parallel": {"mode": "data_parallel", "workers": 2, "per_rank_logs": True},
+    },
+)
+# grad.clip makes the model variant use the custom TrainStep cell (its own DistributedGradReducer).
+# Clamping to +-1e6 leaves these gradients unchanged, so the losses must equal the native run's.
+# This run also keeps the defaults: only rank 0 writes the loss log and the checkpoints.
+DP_CUSTOM_CELL = merge(
+    DP,
+    {
+        "grad": {"clip": {"kind": "value", "clip_value": 1.0e6}},
+        "parallel": {"per_rank_logs": False},
+        "callbacks": {"checkpoint": {"every_epochs": 1, "keep_max": 1, "prefix": "dp"}},
+    },
+)
+
+
+def write_yaml(directory: Path, name: str, data: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Schema rules and generated text (fast)
+# ---------------------------------------------------------------------------
+
+
+def test_data_parallel_config_is_accepted(tmp_path: Path) -> None:
+    loaded = load_config(write_yaml(tmp_path, "dp", DP))
+    assert (loaded.config.parallel.mode, loaded.config.parallel.workers) == ("data_parallel", 2)
+
+
+def test_global_batch_must_divide_over_workers_points_at_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "dp.yaml"
+    path.write_text(
+        "network: {kind: builtin, name: mlp}\n"
+        "data:\n"
+        "  train:\n"
+        "    kind: synthetic\n"
+        "    image_shape: [1, 8, 8]\n"
+        "    batch_size: 10\n"
+        "optimizer: {name: momentum}\n"
+        "parallel: {mode: data_parallel, workers: 4}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    [problem] = info.value.problems
+    assert (problem.path, problem.line, problem.column) == ("data.train.batch_size", 6, 17)
+    assert "10 is the global batch" in problem.message and "parallel.workers (4)" in problem.message
+
+
+def test_eval_batch_is_not_split(tmp_path: Path) -> None:
+    # data.eval is not sharded (every rank evaluates all of it), so its batch need not divide.
+    cfg = merge(DP, {"data": {"eval": dict(TINY["data"]["eval"], batch_size=5)}})
+    load_config(write_yaml(tmp_path, "dp", cfg))
+
+
+def test_several_workers_need_data_parallel(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(write_yaml(tmp_path, "sa", merge(TINY, {"parallel": {"workers": 2}})))
+    assert [p.path for p in info.value.problems] == ["parallel.workers"]
+
+
+def generated(tmp_path: Path, data: dict, variants=("model", "native")) -> dict[str, str]:
+    loaded = load_config(write_yaml(tmp_path, "dp", data))
+    return generate(loaded, tmp_path / "out", variants)
+
+
+def test_launch_script_content(tmp_path: Path) -> None:
+    files = generated(tmp_path, merge(DP, {"parallel": {"master_port": 9123, "cluster_time_out": 77}}))
+    text = files[LAUNCH_NAME]
+    assert text.startswith("#!/usr/bin/env bash\n")
+    for part in (
+        "--worker_num=2 ",
+        "--local_worker_num=2 ",
+        "--master_addr=127.0.0.1 ",
+        '--master_port="${MASTER_PORT:-9123}" ',
+        '--log_dir="${MSRUN_LOG_DIR:-msrun_log}" ',
+        "--join=True ",
+        "--cluster_time_out=77 ",
+        '"$script" "$@"',
+        'script="train_model.py"',
+    ):
+        assert part in text, part
+    subprocess.run(["bash", "-n"], input=text, text=True, check=True, timeout=30)
+    native_only = generated(tmp_path, DP, variants=("native",))
+    assert 'script="train_native.py"' in native_only[LAUNCH_NAME]
+    assert LAUNCH_NAME not in generated(tmp_path, TINY)
+
+
+def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> None:
+    """A stand-in msrun prints its argv: launch.sh resolves the script next to it and forwards "$@"."""
+    out = tmp_path / "out"
+    assert main(["new", str(write_yaml(tmp_path, "dp", DP)), "--out", str(out)]) == 0
+    fake = tmp_path / "fake_msrun"
+    fake.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@"\n')
+    fake.chmod(0o755)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    env = dict(os.environ, MSRUN=str(fake), MASTER_PORT="9999", MSRUN_LOG_DIR="logs")
+
+    def argv(*args: str) -> list[str]:
+        cmd = [str(out / LAUNCH_NAME), *args]  # executed directly: write_new made it executable
+        proc = subprocess.run(cmd, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    default = argv("--epochs", "1", "--loss-log", "a b.jsonl")
+    assert default[:7] == [
+        "--worker_num=2",
+        "--local_worker_num=2",
+        "--master_addr=127.0.0.1",
+        "--master_port=9999",
+        "--log_dir=logs",
+        "--join=True",
+        "--cluster_time_out=120",
+    ]
+    assert default[7:] == [str(out / "train_model.py"), "--epochs", "1", "--loss-log", "a b.jsonl"]
+    assert argv("train_native.py", "--max-steps", "3")[7:] == [
+        str(out / "train_native.py"),
+        "--max-steps",
+        "3",
+    ]
+
+
+def test_write_new_makes_launch_script_executable(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["new", str(write_yaml(tmp_path, "dp", DP)), "--out", str(out)]) == 0
+    mode = stat.S_IMODE((out / LAUNCH_NAME).stat().st_mode)
+    assert mode & stat.S_IXUSR and (mode & 0o444) >> 2 == mode & 0o111
+    assert not stat.S_IMODE((out / "train_model.py").stat().st_mode) & 0o111
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"grad": {"clip": {"kind": "global_norm", "max_norm": 1.0}}},
+        {
+            "parallel": {"per_rank_logs": False, "gradients_mean": False},
+            "callbacks": {"checkpoint": {"every_epochs": 1}},
+        },
+    ],
+    ids=["plain", "custom-cell", "rank0-logs-sum-checkpoint"],
+)
+def test_generated_scripts_are_ruff_clean_and_wired(tmp_path: Path, variant: str, overrides: dict) -> None:
+    # A cosine schedule: with a constant LR and no checkpoint both variants leave `steps_per_epoch`
+    # unused (ruff F841) whatever parallel says; see test_constant_lr_steps_per_epoch_unused.
+    files = generated(
+        tmp_path, merge(DP, {"lr_schedule": {"kind": "cosine"}, **overrides}), variants=(variant,)
+    )
+    name = f"train_{variant}.py"
+    assert_ruff_clean(tmp_path, name, files[name])
+    text = files[name]
+    assert "build_train_dataset(num_shards=group_size, shard_id=rank)" in text
+    assert "num_shards=num_shards," in text and "8 // num_shards" in text
+    assert "init()" in text and 'if "MS_WORKER_NUM" not in os.environ' in text
+    reducer = "nn.DistributedGradReducer(self.weights, mean=GRADIENTS_MEAN)" in text
+    context = "ms.set_auto_parallel_context(" in text
+    custom = "grad" in overrides
+    # Model's own TrainOneStepCell adds the reducer from the context; every TrainStep writes it out.
+    assert reducer == (variant == "native" or custom)
+    assert context == (variant == "model")
+    if "callbacks" in overrides:
+        assert "GRADIENTS_MEAN = False" in text and "multiplies the\n    # effective learning rate" in text
+        assert "rank == 0" in text
+
+
+def assert_ruff_clean(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    ruff = Path(sys.executable).with_name("ruff")
+    proc = subprocess.run(
+        [str(ruff), "check", "--isolated", str(tmp_path / name)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("data", [TINY, DP], ids=["stand-alone", "data-parallel"])
+def test_constant_lr_without_checkpoint_is_ruff_clean(tmp_path: Path, data: dict) -> None:
+    files = generated(tmp_path, data)
+    for name in ("train_model.py", "train_native.py"):
+        assert_ruff_clean(tmp_path, name, files[name])
+
+
+# ---------------------------------------------------------------------------
+# Real runs
+# ---------------------------------------------------------------------------
+
+
+def run_dp(tmp: Path, variant: str, name: str) -> RunResult:
+    """One msrun job (2 workers) of `variant`, already generated into tmp/name/scripts."""
+    script = tmp / name / "scripts" / f"train_{variant}.py"
+    assert script.exists(), "generate first"
+    result = run_script(
+        script, tmp / name / variant, variant=variant, timeout=MSRUN_TIMEOUT, distributed=True
+    )
+    assert result.returncode == 0, f"{name}/{variant} failed:\n{result.log_tail}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def dp_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, RunResult]:
+    """The three msrun jobs, run once per test session even under pytest-xdist.
+
+    xdist workers share the session's base temp directory: the first worker to get here runs the
+    jobs under an exclusive lock and saves the results; the others wait for the lock and load them.
+    """
+    if getattr(request.config, "workerinput", None) is None:  # not under xdist
+        return _run_dp_jobs(tmp_path_factory.mktemp("dp"))
+    shared = tmp_path_factory.getbasetemp().parent / "dp_runs"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        saved = shared / "results.json"
+        if saved.exists():
+            return {key: _result_from_json(value) for key, value in json.loads(saved.read_text()).items()}
+        results = _run_dp_jobs(shared)
+        saved.write_text(json.dumps({key: _result_to_json(r) for key, r in results.items()}))
+        return results
+
+
+def _run_dp_jobs(tmp: Path) -> dict[str, RunResult]:
+    """The three jobs run at the same time: each spends most of its wall time waiting (imports,
+    msrun's cluster build and teardown), so together they take little more than one."""
+    jobs = {
+        "model": ("model", "plain"),
+        "native": ("native", "plain"),
+        "model_custom_cell": ("model", "custom"),
+    }
+    for name, data in {"plain": DP, "custom": DP_CUSTOM_CELL}.items():  # generate first, serially
+        generate_both(write_yaml(tmp, name, data), tmp / name / "scripts")
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        futures = {key: pool.submit(run_dp, tmp, *job) for key, job in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _result_to_json(result: RunResult) -> dict:
+    return dict(vars(result), output_dir=str(result.output_dir), ranks=list(result.ranks.items()))
+
+
+def _result_from_json(data: dict) -> RunResult:
+    data = dict(data, output_dir=Path(data["output_dir"]), ranks={int(k): v for k, v in data["ranks"]})
+    return RunResult(**data)
+
+
+@pytest.mark.slow
+def test_model_and_native_data_parallel_identical_per_rank(dp_runs: dict[str, RunResult]) -> None:
+    model, native = dp_runs["model"], dp_runs["native"]
+    assert sorted(model.ranks) == sorted(native.ranks) == [0, 1]
+    for rank in (0, 1):
+        assert len(model.ranks[rank]) == 6  # 48 samples / 2 shards = 24 per rank, batch 8 // 2 = 4
+        assert step_differences(model.ranks[rank], native.ranks[rank]) == []
+    # the two shards are different data: their losses differ
+    assert [r["loss"] for r in model.ranks[0]] != [r["loss"] for r in model.ranks[1]]
+
+
+@pytest.mark.slow
+def test_model_custom_cell_reduces_gradients_too(dp_runs: dict[str, RunResult]) -> None:
+    custom, native = dp_runs["model_custom_cell"], dp_runs["native"]
+    assert len(custom.steps) == 6
+    assert step_differences(custom.steps, native.ranks[0]) == []  # per_rank_logs false: rank 0's log
+
+
+@pytest.mark.slow
+def test_log_files_per_rank_or_rank0_only(dp_runs: dict[str, RunResult]) -> None:
+    for key in ("model", "native"):  # parallel.per_rank_logs true
+        workdir = dp_runs[key].output_dir.parent
+        names = sorted(p.name for p in rank_logs(workdir / "loss.jsonl").values())
+        assert names == ["loss.rank0.jsonl", "loss.rank1.jsonl"]
+        assert not (workdir / "loss.jsonl").exists()
+    workdir = dp_runs["model_custom_cell"].output_dir.parent  # default: rank 0 only
+    assert (workdir / "loss.jsonl").exists() and rank_logs(workdir / "loss.jsonl") == {}
+    assert [p.name for p in (workdir / "output" / "checkpoints").glob("*.ckpt")] == ["dp-1_6.ckpt"]
+
+
+@pytest.mark.slow
+def test_mean_of_rank_losses_equals_one_process_with_the_global_batch(
+    dp_runs: dict[str, RunResult], tmp_path: Path
+) -> None:
+    single_cfg = merge(DP, {"parallel": None})
+    scripts = generate_both(write_yaml(tmp_path, "single", single_cfg), tmp_path / "scripts")
+    single = run_script(scripts["model"], tmp_path / "model", variant="model", timeout=120)
+    assert single.returncode == 0, single.log_tail
+    model = dp_runs["model"]
+    assert len(single.steps) == len(model.ranks[0]) == len(model.ranks[1])
+    for one, r0, r1 in zip(single.steps, model.ranks[0], model.ranks[1], strict=True):
+        assert abs((r0["loss"] + r1["loss"]) / 2 - one["loss"]) <= 1e-6, (one, r0, r1)
+
+
+# ---------------------------------------------------------------------------
+# Shards, and running without msrun
+# ---------------------------------------------------------------------------
+
+SHARD_PROBE = """
+import importlib.util, json, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+out = {}
+for shard in (0, 1):
+    mod.set_runtime()  # what every rank does first: the same seed
+    dataset = mod.build_train_dataset(num_shards=2, shard_id=shard)
+    # one iterator for both epochs, as the training loops use; it stops at each epoch's end
+    iterator = dataset.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    out[shard] = [
+        [[float(x.sum()), int(y), len(label)] for image, label in iterator for x, y in zip(image, label)]
+        for _ in range(2)
+    ]
+images, labels = mod.make_synthetic(48, (1, 8, 8), 4, 0)
+out["all"] = [[float(x.sum()), int(y)] for x, y in zip(images, labels)]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_shards_are_disjoint_and_complete_with_the_shared_shuffle_seed(tmp_path: Path) -> None:
+    shuffled = merge(DP, {"data": {"train": {"shuffle": True}}})
+    files = generated(tmp_path, shuffled, variants=("native",))
+    script = tmp_path / "train_native.py"
+    script.write_text(files["train_native.py"])
+    proc = subprocess.run(
+        [sys.executable, "-c", SHARD_PROBE, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    everything = sorted(map(tuple, out["all"]))
+    assert len(set(everything)) == 48  # the probe tells samples apart
+    for epoch in range(2):
+        shard0 = [tuple(r[:2]) for r in out["0"][epoch]]
+        shard1 = [tuple(r[:2]) for r in out["1"][epoch]]
+        assert {r[2] for r in out["0"][epoch] + out["1"][epoch]} == {4}  # per-worker batch 8 // 2
+        assert len(shard0) == len(shard1) == 24
+        assert not set(shard0) & set(shard1)
+        assert sorted(shard0 + shard1) == everything
+    assert out["0"][0] != out["0"][1]  # reshuffled each epoch
+
+
+@pytest.mark.slow
+def test_running_without_msrun_fails_with_the_launcher_message(tmp_path: Path) -> None:
+    scripts = generate_both(write_yaml(tmp_path, "dp", DP), tmp_path / "scripts")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "RANK_"))}
+    procs = {  # both variants at once: each mostly waits for `import mindspore`
+        variant: subprocess.Popen(
+            [sys.executable, str(script), "--max-steps", "1"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for variant, script in scripts.items()
+    }
+    for variant, proc in procs.items():
+        try:
+            _, stderr = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        assert proc.returncode != 0
+        assert f"must be started by msrun: run `bash launch.sh train_{variant}.py`" in stderr
+        assert "init()" not in stderr  # stopped before MindSpore tried to join a cluster
+
+
+def test_child_env_puts_this_python_first_on_path(tmp_path: Path) -> None:
+    env = child_env(tmp_path / "logs", port=12345, base={"PATH": "/usr/bin:/bin"})
+    assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    assert (env["MASTER_PORT"], env["MSRUN_LOG_DIR"]) == ("12345", str(tmp_path / "logs"))
+
+
+def test_parity_workers_override_checks_the_rules(tmp_path: Path) -> None:
+    from mscodegen.parity import with_workers
+
+    loaded = load_config(write_yaml(tmp_path, "tiny", TINY))  # stand-alone, global batch 8
+    two = with_workers(loaded, 2)
+    assert (two.config.parallel.mode, two.config.parallel.workers) == ("data_parallel", 2)
+    assert LAUNCH_NAME in generate(two, tmp_path / "out")
+    with pytest.raises(ConfigError) as info:
+        with_workers(loaded, 3)
+    [problem] = info.value.problems
+    assert problem.path == "data.train.batch_size" and "(with --workers 3)" in problem.message
+
+
+def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> None:
+    """msrun starts workers with setsid: on timeout they must die too, not linger on the CI machine."""
+    import time
+
+    from mscodegen.msrun import run_launched
+
+    fake = tmp_path / "fake_msrun.sh"
+    fake.write_text("setsid sleep 300 &\necho $! > worker.pid\nsleep 300\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_launched(
+            ["bash", str(fake)], cwd=tmp_path, env=dict(os.environ), stdout=subprocess.DEVNULL, timeout=2
+        )
+    stat_file = Path(f"/proc/{int((tmp_path / 'worker.pid').read_text())}/stat")
+
+    def alive() -> bool:  # a zombie (state Z) is dead, only not yet reaped by whoever adopted it
+        try:
+            return stat_file.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(), "the detached worker survived the timeout"
