@@ -23,6 +23,7 @@ examples:
   mscodegen update examples/lenet_digits.yaml        # regenerate and merge your edits (3-way)
   mscodegen diff generated/lenet_digits              # your edits vs the pristine generated text
   mscodegen parity examples/lenet_digits.yaml --steps 20
+  mscodegen parity examples/lenet_digits.yaml --workers 2   # both variants data parallel under msrun
 """
 
 EXIT_OK, EXIT_FAIL, EXIT_CONFIG = 0, 1, 2
@@ -35,10 +36,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_CONFIG
     from .errors import ConfigError
+    from .fmt import GeneratedCodeError
     from .write import WriteError
 
     try:
         return args.func(args)
+    except GeneratedCodeError as exc:
+        print(f"internal error (please report it): {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_FAIL
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         count = len(exc.problems)
@@ -142,6 +150,13 @@ def _parser() -> argparse.ArgumentParser:
     parity.add_argument(
         "--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)"
     )
+    parity.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="run data parallel under msrun with this many workers (parallel.mode data_parallel); "
+        "a data_parallel config runs under msrun without it",
+    )
     parity.set_defaults(func=_cmd_parity)
     return parser
 
@@ -232,7 +247,12 @@ def _cmd_update(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
         if not any(report.diffs.values()):
             print(f"{out_dir}: nothing to change")
-        return EXIT_OK
+        for name, line in report.conflicts:
+            print(
+                f"{out_dir / name}:{line}: would conflict with your edit (nothing was written)",
+                file=sys.stderr,
+            )
+        return EXIT_FAIL if report.has_conflicts else EXIT_OK
     for name, status in report.statuses.items():
         print(f"{status:>10}  {out_dir / name}")
     for name, line in report.conflicts:
@@ -251,6 +271,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from .write import LOCK_NAME, user_edits
 
     dirs = [args.dir] if args.dir else sorted(p.parent for p in Path("generated").glob(f"*/{LOCK_NAME}"))
+    if not dirs:
+        print(
+            f"no generated/*/{LOCK_NAME} under {Path.cwd()}; name the output directory: mscodegen diff DIR",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
     edited = False
     for out_dir in dirs:
         for text in user_edits(out_dir).values():
@@ -264,7 +290,17 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 def _cmd_parity(args: argparse.Namespace) -> int:
     from .parity import run_parity
 
-    return run_parity(args.config, steps=args.steps, epochs=args.epochs, keep=args.keep, timeout=args.timeout)
+    if args.workers is not None and args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return EXIT_CONFIG
+    return run_parity(
+        args.config,
+        steps=args.steps,
+        epochs=args.epochs,
+        keep=args.keep,
+        timeout=args.timeout,
+        workers=args.workers,
+    )
 
 
 if __name__ == "__main__":

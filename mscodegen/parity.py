@@ -16,9 +16,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import load_config
+from .config import LoadedConfig, load_config
+from .errors import ConfigError, Problem
 from .generate import generate
+from .msrun import child_env, launch_command, rank_logs, run_launched
 from .plan import SCRIPT_NAMES
+from .schema.rules import cross_section_problems
 
 COMPARED = ("loss", "lr", "loss_scale", "overflow")
 
@@ -32,11 +35,32 @@ class RunResult:
     evals: list[dict] = field(default_factory=list)
     output_dir: Path | None = None
     log_tail: str = ""
+    # data parallel with parallel.per_rank_logs: {rank: that rank's loss records}
+    ranks: dict[int, list[dict]] = field(default_factory=dict)
 
 
-def generate_both(config: Path, out_dir: Path) -> dict[str, Path]:
-    """Write both scripts for `config` into out_dir; {variant: script path}."""
+def with_workers(loaded: LoadedConfig, workers: int) -> LoadedConfig:
+    """`loaded` switched to parallel.mode data_parallel with `workers` workers (parity --workers)."""
+    cfg = loaded.config
+    parallel = cfg.parallel.model_copy(update={"mode": "data_parallel", "workers": workers})
+    cfg = cfg.model_copy(update={"parallel": parallel})
+    problems = [
+        Problem(".".join(str(k) for k in key), None, None, f"{message} (with --workers {workers})")
+        for key, message in cross_section_problems(cfg)
+    ]
+    if problems:
+        raise ConfigError(problems, loaded.path.as_posix())
+    return LoadedConfig(cfg, loaded.path, loaded.sha256)
+
+
+def generate_both(config: Path, out_dir: Path, *, workers: int | None = None) -> dict[str, Path]:
+    """Write both scripts for `config` into out_dir; {variant: script path}.
+
+    `workers` runs the config data parallel with that many workers (launch.sh is written too).
+    """
     loaded = load_config(config)
+    if workers is not None:
+        loaded = with_workers(loaded, workers)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name, text in generate(loaded, out_dir).items():
@@ -57,8 +81,13 @@ def run_script(
     python: str = sys.executable,
     extra_args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    distributed: bool = False,
 ) -> RunResult:
-    """Run one generated script with the shared CLI and read back its JSON logs."""
+    """Run one generated script with the shared CLI and read back its JSON logs.
+
+    `distributed`: start it with the launch.sh next to it (msrun, a free port, logs in
+    workdir/msrun_log); `timeout` then bounds the whole job and kills every worker when it expires.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     loss_log, eval_log, output_dir = workdir / "loss.jsonl", workdir / "eval.jsonl", workdir / "output"
     cmd = [
@@ -78,19 +107,30 @@ def run_script(
         cmd += ["--epochs", str(epochs)]
     start = time.perf_counter()
     with open(workdir / "stdout.txt", "w") as out:
-        proc = subprocess.run(
-            cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False
-        )
+        if distributed:
+            launch_env = child_env(workdir / "msrun_log", base=env)
+            returncode = run_launched(
+                launch_command(script, cmd[2:]), cwd=workdir, env=launch_env, stdout=out, timeout=timeout
+            )
+        else:
+            returncode = subprocess.run(
+                cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False
+            ).returncode
     seconds = time.perf_counter() - start
     log = (workdir / "stdout.txt").read_text(errors="replace")
+    ranks = {rank: _read_jsonl(path) for rank, path in rank_logs(loss_log).items()}
+    if ranks and not loss_log.exists():  # per-rank logs only: rank 0's stands for the run
+        loss_log = rank_logs(loss_log).get(0, loss_log)
+        eval_log = rank_logs(eval_log).get(0, eval_log)
     return RunResult(
         variant,
-        proc.returncode,
+        returncode,
         seconds,
         _read_jsonl(loss_log),
         _read_jsonl(eval_log),
         output_dir,
         "\n".join(log.splitlines()[-25:]),
+        ranks,
     )
 
 
@@ -140,9 +180,19 @@ def print_table(model: RunResult, native: RunResult) -> None:
 
 
 def run_parity(
-    config: Path, *, steps: int, epochs: int | None = None, keep: Path | None = None, timeout: float = 600
+    config: Path,
+    *,
+    steps: int,
+    epochs: int | None = None,
+    keep: Path | None = None,
+    timeout: float = 600,
+    workers: int | None = None,
 ) -> int:
-    """Generate, run, compare; 0 if every step (and every evaluation) is identical."""
+    """Generate, run, compare; 0 if every step (and every evaluation) is identical.
+
+    A data-parallel config (or `workers`) runs each variant under msrun through its launch.sh;
+    with parallel.per_rank_logs every rank's losses are compared, else rank 0's.
+    """
     if shutil.which(sys.executable) is None or not _has_mindspore():
         print(
             "error: MindSpore is not importable in this Python; install mscodegen[run] "
@@ -151,12 +201,21 @@ def run_parity(
         )
         return 2
     root = keep or Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
-    scripts = generate_both(config, root / "scripts")
+    scripts = generate_both(config, root / "scripts", workers=workers)
+    # under msrun when the config (or --workers) says data parallel; a stale launch.sh in --keep does not count
+    distributed = workers is not None or load_config(config).config.parallel.mode == "data_parallel"
     results = {}
     for variant, script in scripts.items():
-        print(f"running the {variant} variant ({steps} steps)...", flush=True)
+        how = " under msrun (launch.sh)" if distributed else ""
+        print(f"running the {variant} variant ({steps} steps){how}...", flush=True)
         result = run_script(
-            script, root / variant, variant=variant, max_steps=steps, epochs=epochs, timeout=timeout
+            script,
+            root / variant,
+            variant=variant,
+            max_steps=steps,
+            epochs=epochs,
+            timeout=timeout,
+            distributed=distributed,
         )
         print(
             f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
@@ -173,6 +232,10 @@ def run_parity(
     model, native = results["model"], results["native"]
     print_table(model, native)
     problems = step_differences(model.steps, native.steps)
+    if sorted(model.ranks) != sorted(native.ranks):
+        problems.append(f"ranks logged differ: {sorted(model.ranks)} vs {sorted(native.ranks)}")
+    for rank in sorted(set(model.ranks) & set(native.ranks) - {0}):
+        problems += [f"rank {rank}: {p}" for p in step_differences(model.ranks[rank], native.ranks[rank])]
     if [e["metrics"] for e in model.evals] != [e["metrics"] for e in native.evals]:
         problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
     if not model.steps:
@@ -187,6 +250,7 @@ def run_parity(
     print(
         f"identical: {len(model.steps)} steps"
         + (f", {len(model.evals)} evaluation(s)" if model.evals else "")
+        + (f", ranks {sorted(model.ranks)}" if model.ranks else "")
     )
     return 0
 
