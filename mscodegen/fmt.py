@@ -1,27 +1,81 @@
-"""Format generated code with black and prove it parses."""
+"""Format generated code with black and prove it parses.
+
+black is imported only when its output is not already in the user cache (mscodegen/_cache.py):
+the cache key is sha256 of (black version, mode settings, input text), so a hit returns exactly
+what black.format_str would.
+"""
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 
-import black
+from . import _cache
+
+# The black.Mode of every generated file. Plain settings so the cache key needs no black import.
+MODE_SETTINGS = {"line_length": 100}
+_CACHE_FORMAT = "mscodegen-black-v1"
 
 
 class GeneratedCodeError(Exception):
     """The templates produced invalid Python: a bug in mscodegen, not in the config."""
 
 
-MODE = black.Mode(line_length=100)
+def __getattr__(name: str):  # noqa: ANN202  (PEP 562: `fmt.MODE` without importing black up front)
+    if name == "MODE":
+        return _mode()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _mode():  # noqa: ANN202
+    import black
+
+    return black.Mode(**MODE_SETTINGS)
 
 
 def format_code(source: str, name: str) -> str:
-    try:
-        formatted = black.format_str(source, mode=MODE)
-    except black.InvalidInput as exc:
-        raise GeneratedCodeError(f"{name}: template output is not valid Python: {exc}") from exc
+    root = _cache.cache_root()
+    path = None
+    if root is not None:
+        entry = _cache.key(_CACHE_FORMAT, black_version(), repr(sorted(MODE_SETTINGS.items())), source)
+        path = root / "black" / entry
+        cached = _cache.read(path)
+        if cached is not None:
+            try:
+                formatted = cached.decode("utf-8")
+                ast.parse(formatted, filename=name)
+                return formatted
+            except (UnicodeDecodeError, SyntaxError, ValueError):
+                pass  # impossible unless the entry was tampered with: format again
+    formatted = _black(source, name)
     ast.parse(formatted, filename=name)
+    if path is not None and _imported_black_version() == black_version():
+        _cache.write(path, formatted.encode("utf-8"))
     return formatted
 
 
-def black_version() -> str:
+def _black(source: str, name: str) -> str:
+    import black
+
+    try:
+        return black.format_str(source, mode=_mode())
+    except black.InvalidInput as exc:
+        raise GeneratedCodeError(f"{name}: template output is not valid Python: {exc}") from exc
+
+
+def _imported_black_version() -> str:
+    import black
+
     return black.__version__
+
+
+@cache
+def black_version() -> str:
+    """black's version without importing black (its top-level `_black_version` module)."""
+    try:
+        from _black_version import version
+    except ImportError:
+        from importlib.metadata import version as dist_version
+
+        return dist_version("black")
+    return version

@@ -1,0 +1,175 @@
+"""One measurement in a fresh process: `python -m bench.worker SCRIPT_DIR KIND INPUT STEPS OUT_JSON`.
+
+KIND   model  -> the generated train_model.py's own train(), i.e. Model.train with its callbacks;
+       native -> the generated train_native.py's own train(), i.e. its loop around TrainStep;
+       floor  -> hand-written: GRAPH-mode nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+                 called in a bare loop (network, loss and optimizer from the script's functions).
+INPUT  memory   -> batches made once by the script's build_train_dataset(), held in memory:
+                   floor gets Tensors; model/native get an in-memory NumpySlicesDataset of the
+                   ready batches (no shuffle/map/batch: the cheapest input Model can take).
+       pipeline -> the script's build_train_dataset() as generated (workers, shuffle, batch).
+
+Timestamps: model -> a callback appended after the script's callbacks (step begin/end);
+native -> a TrainStep subclass recording around each call (the script's loop is unchanged);
+floor -> around each call. On CPU a GRAPH-mode call returns after the step ran (checked with a
+final sync, recorded as tail_sync_s), so these are step times, not dispatch times.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import resource
+import sys
+import time
+from pathlib import Path
+
+T_START = time.perf_counter()
+
+
+def _load(path: Path):  # noqa: ANN202
+    # MindSpore's GRAPH-mode parser imports the module of every construct() by name.
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _memory_batches(module, count: int) -> list:  # noqa: ANN001
+    """`count` batches (numpy) from the script's own dataset, cycling through its first epoch."""
+    dataset = module.build_train_dataset()
+    first = [tuple(row) for row in dataset.create_tuple_iterator(output_numpy=True, num_epochs=1)]
+    return [first[i % len(first)] for i in range(count)]
+
+
+def _in_memory_dataset(batches):  # noqa: ANN001, ANN202
+    import numpy as np
+    from mindspore import dataset as ds
+
+    images = np.stack([b[0] for b in batches])
+    labels = np.stack([b[1] for b in batches])
+    return ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
+
+
+def _epochs(iterator):  # noqa: ANN001, ANN202
+    """Batches across epoch ends, as `for epoch ...: for batch in iterator` would give them."""
+    while True:
+        yield from iterator
+
+
+def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
+    begins: list[float] = []
+    ends: list[float] = []
+    script = script_dir / ("train_model.py" if kind == "model" else "train_native.py")
+    if kind == "floor":
+        script = script_dir / "train_model.py"  # plain network: Model-style amp is applied below
+    module = _load(script)
+    import mindspore as ms
+
+    t_imported = time.perf_counter()
+    if source == "memory":
+        batches = _memory_batches(module, steps)
+        module.build_train_dataset = lambda: _in_memory_dataset(batches)
+    tail_sync = 0.0
+
+    if kind == "floor":
+        from mindspore import amp, nn
+
+        module.set_runtime()
+        network = module.build_network()
+        level = getattr(module, "AMP_LEVEL", None) or _amp_level_of(script_dir)
+        if level != "O0":
+            network = amp.auto_mixed_precision(network, level)  # casts the output back to float32
+        optimizer = module.build_optimizer(network, _first_lr(module))
+        step = nn.TrainOneStepCell(nn.WithLossCell(network, module.build_loss()), optimizer)
+        step.set_train()
+        if source == "memory":
+            data = [(ms.Tensor(x), ms.Tensor(y)) for x, y in batches]
+            iterator = iter(data)
+        else:
+            iterator = _epochs(module.build_train_dataset().create_tuple_iterator(num_epochs=-1))
+        t_setup = time.perf_counter()
+        loss = None
+        for _ in range(steps):
+            image, label = next(iterator)
+            begins.append(time.perf_counter())
+            loss = step(image, label)
+            ends.append(time.perf_counter())
+        t0 = time.perf_counter()
+        loss.asnumpy()
+        tail_sync = time.perf_counter() - t0
+    else:
+        t_setup = time.perf_counter()
+        if kind == "model":
+            from mindspore.train import Callback
+
+            class StepTimer(Callback):
+                def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
+                    begins.append(time.perf_counter())
+
+                def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
+                    ends.append(time.perf_counter())
+
+            real_model = module.Model
+
+            class TimedModel(real_model):
+                def train(self, *args, callbacks=None, **kwargs):  # noqa: ANN002, ANN003, ANN202
+                    return super().train(*args, callbacks=[*(callbacks or []), StepTimer()], **kwargs)
+
+            module.Model = TimedModel
+        else:
+            real_step = module.TrainStep
+
+            class TimedTrainStep(real_step):
+                def __call__(self, *args):  # noqa: ANN002, ANN204
+                    begins.append(time.perf_counter())
+                    out = super().__call__(*args)
+                    ends.append(time.perf_counter())
+                    return out
+
+            module.TrainStep = TimedTrainStep
+        steps_per_epoch = module.build_train_dataset().get_dataset_size()
+        epochs = math.ceil(steps / steps_per_epoch)
+        sys.argv = [str(script), "--epochs", str(epochs), "--max-steps", str(steps)]
+        sys.argv += ["--output-dir", str(script_dir / f"out-{kind}-{source}")]
+        module.train(module.parse_args())
+
+    t_end = time.perf_counter()
+    self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {
+        "kind": kind,
+        "input": source,
+        "steps": len(ends),
+        "begins": begins,
+        "ends": ends,
+        "import_s": t_imported - T_START,
+        "setup_to_first_step_end_s": ends[0] - t_setup if ends else None,
+        "first_step_s": ends[0] - begins[0] if ends else None,
+        "total_s": t_end - T_START,
+        "tail_sync_s": tail_sync,
+        "peak_rss_mb": max(self_rss, child_rss) / 1024,
+        "mindspore": ms.__version__,
+    }
+
+
+def _first_lr(module):  # noqa: ANN001, ANN202
+    return getattr(module, "LR", 0.01)
+
+
+def _amp_level_of(script_dir: Path) -> str:
+    """amp.level as the bench config says (recorded by bench/__main__.py next to the scripts)."""
+    return json.loads((script_dir / "bench.json").read_text())["amp_level"]
+
+
+def main() -> None:
+    script_dir, kind, source, steps, out = sys.argv[1:6]
+    result = run(Path(script_dir), kind, source, int(steps))
+    Path(out).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
