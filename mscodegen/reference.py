@@ -1,7 +1,7 @@
 """The config reference (Markdown), generated from the schema so that it cannot go stale.
 
-    python -m mscodegen.reference            # print it
-    python -m mscodegen.reference --write    # replace the block between the markers in README.md
+python -m mscodegen.reference            # print it
+python -m mscodegen.reference --write    # replace the block between the markers in README.md
 """
 
 from __future__ import annotations

@@ -219,6 +219,9 @@ class TrainStep(nn.Cell):
     def __init__(self, net_with_loss, optimizer):
         super().__init__(auto_prefix=False)
         self.net_with_loss = net_with_loss
+        # As TrainOneStepCell: in PyNative mode the backward pass then reuses the forward pass
+        # instead of running it again (which would update BatchNorm statistics twice per step).
+        self.net_with_loss.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
