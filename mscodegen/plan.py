@@ -178,6 +178,7 @@ def build_plan(
         needs_steps_per_epoch=lr.is_list
         or (checkpoint is not None and "steps_per_epoch" in checkpoint.every_expr)
         or step.accumulate,
+        early_stopping=_early_stopping(cfg),
         loss_monitor=cfg.callbacks.loss_monitor,
         time_monitor=cfg.callbacks.time_monitor,
         train=_train(cfg, variant),
@@ -250,7 +251,15 @@ def _constants(cfg: Config, step: SimpleNamespace) -> list[list[Constant]]:
     groups = [run, opt]
     if cfg.data.eval is not None:
         every = cfg.eval.every_epochs if cfg.eval else 1
-        groups.append([Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")])
+        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")]
+        early = cfg.callbacks.early_stopping
+        if early is not None:
+            group += [
+                Constant("EARLY_STOP_MONITOR", literal(early.monitor), "callbacks.early_stopping.monitor"),
+                Constant("EARLY_STOP_PATIENCE", literal(early.patience), "callbacks.early_stopping.patience"),
+                Constant("EARLY_STOP_MIN_DELTA", literal(early.min_delta), "callbacks.early_stopping.min_delta"),
+            ]
+        groups.append(group)
     ckpt = cfg.callbacks.checkpoint
     if ckpt is not None:
         group = [
@@ -627,6 +636,14 @@ def _model(cfg: Config, step: SimpleNamespace, amp: SimpleNamespace, imports: Im
         loss_in_network_reason="amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the "
         "network is converted in build_network() and Model gets network + float32 loss as one cell",
     )
+
+
+def _early_stopping(cfg: Config) -> SimpleNamespace | None:
+    early = cfg.callbacks.early_stopping
+    if early is None or cfg.data.eval is None:
+        return None
+    mode = early.mode or ("min" if early.monitor.endswith("loss") else "max")
+    return SimpleNamespace(mode=mode, maximize=mode == "max")
 
 
 def _checkpoint(cfg: Config) -> SimpleNamespace | None:

@@ -353,6 +353,18 @@ class StopAfterSteps(Callback):
             run_context.request_stop()
 
 
+class ExposeOptimizer(Callback):
+    """Model leaves cb_params.optimizer unset when it is given a ready train cell; MindSpore's
+    LearningRateScheduler and ReduceLROnPlateau read it. Keep this callback before them."""
+
+    def __init__(self, optimizer):
+        super().__init__()
+        self.optimizer = optimizer
+
+    def on_train_begin(self, run_context):
+        run_context.original_args().optimizer = self.optimizer
+
+
 def to_json(value):
     """Metric results may be numpy arrays or scalars (or dicts of them)."""
     if isinstance(value, dict):
@@ -417,6 +429,7 @@ def train(args):
     args.output_dir.mkdir(parents=True, exist_ok=True)
     loss_log = JsonLines(args.loss_log)
     callbacks = []
+    callbacks.append(ExposeOptimizer(optimizer))  # add LR callbacks after this one
     callbacks.append(LossMonitor(LOG_EVERY_STEPS))  # callbacks.loss_monitor, train.log_every_steps
     callbacks.append(TimeMonitor())  # callbacks.time_monitor
     if args.loss_log:

@@ -56,6 +56,9 @@
 #   callbacks.checkpoint.keep_max: 3
 #   callbacks.checkpoint.directory: 'checkpoints'
 #   callbacks.checkpoint.prefix: 'resnet50'
+#   callbacks.early_stopping.monitor: 'loss'
+#   callbacks.early_stopping.patience: 2
+#   callbacks.early_stopping.min_delta: 0.0
 #   amp.level: 'O0'
 #   amp.fp32_cells: []
 #   loss_scale.kind: 'none'
@@ -98,6 +101,9 @@ WARMUP_START_LR = 0.0  # lr_schedule.warmup_start_lr
 MIN_LR = 0.0  # lr_schedule.min_lr
 
 EVAL_EVERY_EPOCHS = 2  # eval.every_epochs
+EARLY_STOP_MONITOR = "loss"  # callbacks.early_stopping.monitor
+EARLY_STOP_PATIENCE = 2  # callbacks.early_stopping.patience
+EARLY_STOP_MIN_DELTA = 0.0  # callbacks.early_stopping.min_delta
 
 CHECKPOINT_DIR = "checkpoints"  # callbacks.checkpoint.directory
 CHECKPOINT_PREFIX = "resnet50"  # callbacks.checkpoint.prefix
@@ -250,6 +256,23 @@ class StopAfterSteps(Callback):
             run_context.request_stop()
 
 
+class EarlyStop:
+    """callbacks.early_stopping: stop after EARLY_STOP_PATIENCE evaluations in a row in which
+    EARLY_STOP_MONITOR did not fall by more than EARLY_STOP_MIN_DELTA."""
+
+    def __init__(self):
+        self.best = None
+        self.bad_evaluations = 0
+
+    def should_stop(self, results):
+        value = float(results[EARLY_STOP_MONITOR])
+        if self.best is None or value < self.best - EARLY_STOP_MIN_DELTA:
+            self.best, self.bad_evaluations = value, 0
+            return False
+        self.bad_evaluations += 1
+        return self.bad_evaluations >= EARLY_STOP_PATIENCE
+
+
 def to_json(value):
     """Metric results may be numpy arrays or scalars (or dicts of them)."""
     if isinstance(value, dict):
@@ -260,12 +283,13 @@ def to_json(value):
 class PeriodicEval(Callback):
     """eval.every_epochs: Model.eval on data.eval after every N-th epoch and after the last."""
 
-    def __init__(self, model, dataset, epochs, file):
+    def __init__(self, model, dataset, epochs, file, early_stop):
         super().__init__()
         self.model = model
         self.dataset = dataset
         self.epochs = epochs
         self.file = file
+        self.early_stop = early_stop
         self.results = {}
 
     def on_train_epoch_end(self, run_context):
@@ -281,6 +305,11 @@ class PeriodicEval(Callback):
             self.file.write(
                 {"epoch": epoch, "step": cb_params.cur_step_num, "metrics": to_json(self.results)}
             )
+            if self.early_stop.should_stop(self.results):
+                print(
+                    f"early stopping: no {EARLY_STOP_MONITOR} improvement in {EARLY_STOP_PATIENCE} evaluations"
+                )
+                run_context.request_stop()
 
 
 # ---------------------------------------------------------------------------
@@ -327,7 +356,7 @@ def train(args):
         )
     )
     eval_log = JsonLines(args.eval_log)
-    periodic_eval = PeriodicEval(model, eval_dataset, args.epochs, eval_log)
+    periodic_eval = PeriodicEval(model, eval_dataset, args.epochs, eval_log, EarlyStop())
     callbacks.append(periodic_eval)
 
     model.train(

@@ -56,6 +56,9 @@
 #   callbacks.checkpoint.keep_max: 3
 #   callbacks.checkpoint.directory: 'checkpoints'
 #   callbacks.checkpoint.prefix: 'resnet50'
+#   callbacks.early_stopping.monitor: 'loss'
+#   callbacks.early_stopping.patience: 2
+#   callbacks.early_stopping.min_delta: 0.0
 #   amp.level: 'O0'
 #   amp.fp32_cells: []
 #   loss_scale.kind: 'none'
@@ -91,6 +94,9 @@ WARMUP_START_LR = 0.0  # lr_schedule.warmup_start_lr
 MIN_LR = 0.0  # lr_schedule.min_lr
 
 EVAL_EVERY_EPOCHS = 2  # eval.every_epochs
+EARLY_STOP_MONITOR = "loss"  # callbacks.early_stopping.monitor
+EARLY_STOP_PATIENCE = 2  # callbacks.early_stopping.patience
+EARLY_STOP_MIN_DELTA = 0.0  # callbacks.early_stopping.min_delta
 
 CHECKPOINT_DIR = "checkpoints"  # callbacks.checkpoint.directory
 CHECKPOINT_PREFIX = "resnet50"  # callbacks.checkpoint.prefix
@@ -224,6 +230,23 @@ class TrainStep(nn.Cell):
 # ---------------------------------------------------------------------------
 
 
+class EarlyStop:
+    """callbacks.early_stopping: stop after EARLY_STOP_PATIENCE evaluations in a row in which
+    EARLY_STOP_MONITOR did not fall by more than EARLY_STOP_MIN_DELTA."""
+
+    def __init__(self):
+        self.best = None
+        self.bad_evaluations = 0
+
+    def should_stop(self, results):
+        value = float(results[EARLY_STOP_MONITOR])
+        if self.best is None or value < self.best - EARLY_STOP_MIN_DELTA:
+            self.best, self.bad_evaluations = value, 0
+            return False
+        self.bad_evaluations += 1
+        return self.bad_evaluations >= EARLY_STOP_PATIENCE
+
+
 def evaluate(eval_net, dataset, metrics):
     """Run every metric over the whole dataset, as Model.eval does.
 
@@ -307,6 +330,7 @@ def train(args):
     # One iterator for all epochs, as Model uses: a new iterator per epoch would replay
     # the first epoch's shuffle order.
     iterator = train_dataset.create_tuple_iterator(num_epochs=args.epochs)
+    early_stop = EarlyStop()
     step = 0
     stop = False
     for epoch in range(1, args.epochs + 1):
@@ -339,6 +363,11 @@ def train(args):
             results = evaluate(eval_net, eval_dataset, metrics)
             print(f"epoch {epoch} eval: {results}", flush=True)
             eval_log.write({"epoch": epoch, "step": step, "metrics": to_json(results)})
+            if early_stop.should_stop(results):
+                print(
+                    f"early stopping: no {EARLY_STOP_MONITOR} improvement in {EARLY_STOP_PATIENCE} evaluations"
+                )
+                stop = True
         if stop:
             break
 

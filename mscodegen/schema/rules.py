@@ -31,11 +31,39 @@ def cross_section_problems(cfg: Config) -> list[Problem]:
     """Every broken rule that involves more than one section."""
     return [
         *_eval_rules(cfg),
+        *_early_stopping_rules(cfg),
         *_schedule_rules(cfg),
         *_network_rules(cfg),
         *_precision_rules(cfg),
         *_parallel_rules(cfg),
     ]
+
+
+def _early_stopping_rules(cfg: Config) -> Iterator[Problem]:
+    early = cfg.callbacks.early_stopping
+    if early is None:
+        return
+    if cfg.data.eval is None:
+        yield ("callbacks", "early_stopping"), "early stopping watches an evaluation metric: add data.eval"
+        return
+    keys = metric_keys(cfg)
+    if early.monitor not in keys:
+        yield ("callbacks", "early_stopping", "monitor"), (
+            f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"
+        )
+
+
+def metric_keys(cfg: Config) -> list[str]:
+    """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
+    if cfg.eval is None:
+        return ["accuracy", "loss"]
+    keys = []
+    for metric in cfg.eval.metrics:
+        if isinstance(metric, ImportedMetric):
+            keys.append(metric.key)
+        else:
+            keys.append(f"top_{metric.k}" if metric.name == "top_k" else metric.name)  # type: ignore[union-attr]
+    return keys
 
 
 def _eval_rules(cfg: Config) -> Iterator[Problem]:

@@ -83,9 +83,23 @@ class CheckpointCb(Section):
         return self
 
 
+class EarlyStoppingCb(Section):
+    """Stop when an evaluation metric has not improved for `patience` evaluations in a row."""
+
+    monitor: str = Field("loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key.")
+    mode: Literal["min", "max"] | None = Field(None, description="Default: min for names ending in loss, else max.")
+    patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
+    min_delta: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+        0.0, description="An improvement must exceed this."
+    )
+
+
 class Callbacks(Section):
     """Callbacks for the Model variant; the native loop writes the same behaviour out."""
 
     loss_monitor: bool = Field(True, description="Print the loss every train.log_every_steps steps.")
     time_monitor: bool = Field(True, description="Print epoch time and time per step.")
     checkpoint: CheckpointCb | None = None
+    early_stopping: EarlyStoppingCb | None = Field(
+        None, description="Needs data.eval; checked after each evaluation, in both variants."
+    )
