@@ -48,8 +48,9 @@ def _early_stopping_rules(cfg: Config) -> Iterator[Problem]:
         return
     keys = metric_keys(cfg)
     if early.monitor not in keys:
-        yield ("callbacks", "early_stopping", "monitor"), (
-            f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"
+        yield (
+            ("callbacks", "early_stopping", "monitor"),
+            (f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
         )
 
 

@@ -86,8 +86,12 @@ class CheckpointCb(Section):
 class EarlyStoppingCb(Section):
     """Stop when an evaluation metric has not improved for `patience` evaluations in a row."""
 
-    monitor: str = Field("loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key.")
-    mode: Literal["min", "max"] | None = Field(None, description="Default: min for names ending in loss, else max.")
+    monitor: str = Field(
+        "loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
+    )
+    mode: Literal["min", "max"] | None = Field(
+        None, description="Default: min for names ending in loss, else max."
+    )
     patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
     min_delta: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
         0.0, description="An improvement must exceed this."
