@@ -12,7 +12,7 @@ from .imports import Imports
 from .schema import Config, image_shape_of
 from .schema.data import ImportedData
 from .schema.network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .schema.training import ImportedMetric, TopKMetric
+from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
 OPTIMIZER_CLASSES = {"momentum": "Momentum", "sgd": "SGD", "adam": "Adam", "adamw": "AdamWeightDecay"}
 
@@ -183,19 +183,16 @@ def _optimizer(cfg: Config, step: SimpleNamespace) -> SimpleNamespace:
 
 
 def _metrics(cfg: Config, rel: _Relative) -> list[SimpleNamespace]:
-    metrics = (
-        cfg.eval.metrics if cfg.eval else [SimpleNamespace(name="accuracy"), SimpleNamespace(name="loss")]
-    )
     out = []
-    for m in metrics:
-        ns = SimpleNamespace(module=None, attr=None, sys_path=None)
+    for m in cfg.eval.metrics if cfg.eval else DEFAULT_METRICS:
+        ns = SimpleNamespace(key=m.key, module=None, attr=None, sys_path=None)
         if isinstance(m, ImportedMetric):
             ns.module, _, ns.attr = m.cls.partition(":")
             ns.sys_path = rel.sys_path_for(ns.module)
-            ns.key, ns.expr = m.key, call(ns.attr, **m.kwargs)
+            ns.expr = call(ns.attr, **m.kwargs)
         elif isinstance(m, TopKMetric):
-            ns.key, ns.expr = f"top_{m.k}", f"nn.TopKCategoricalAccuracy({m.k})"
+            ns.expr = f"nn.TopKCategoricalAccuracy({m.k})"
         else:
-            ns.key, ns.expr = m.name, METRIC_CLASSES[m.name]
+            ns.expr = METRIC_CLASSES[m.name]
         out.append(ns)
     return out

@@ -15,7 +15,7 @@ from . import Config, image_shape_of
 from .data import ImportedData
 from .network import BuiltinNetwork, ImportedNetwork
 from .optim import PiecewiseLR, WarmupCosineLR
-from .training import ImportedMetric
+from .training import DEFAULT_METRICS, ImportedMetric
 
 Path_ = tuple[str | int, ...]
 Problem = tuple[Path_, str]
@@ -56,15 +56,7 @@ def _early_stopping_rules(cfg: Config) -> Iterator[Problem]:
 
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
-    if cfg.eval is None:
-        return ["accuracy", "loss"]
-    keys = []
-    for metric in cfg.eval.metrics:
-        if isinstance(metric, ImportedMetric):
-            keys.append(metric.key)
-        else:
-            keys.append(f"top_{metric.k}" if metric.name == "top_k" else metric.name)  # type: ignore[union-attr]
-    return keys
+    return [metric.key for metric in (cfg.eval.metrics if cfg.eval else DEFAULT_METRICS)]
 
 
 def _eval_rules(cfg: Config) -> Iterator[Problem]:
@@ -72,9 +64,7 @@ def _eval_rules(cfg: Config) -> Iterator[Problem]:
         yield ("eval",), "eval is configured but there is no data.eval to evaluate on"
     if cfg.eval is not None:
         seen: set[str] = set()
-        for i, metric in enumerate(cfg.eval.metrics):
-            key = metric.key if isinstance(metric, ImportedMetric) else metric.name
-            key = f"top_{metric.k}" if key == "top_k" else key  # type: ignore[union-attr]
+        for i, key in enumerate(metric_keys(cfg)):
             if key in seen:
                 yield ("eval", "metrics", i), f"metric {key!r} is listed twice"
             seen.add(key)

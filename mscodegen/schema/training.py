@@ -37,10 +37,19 @@ class Train(Section):
 class BuiltinMetric(Section):
     name: Literal["accuracy", "loss", "precision", "recall", "f1", "mae", "mse"]
 
+    @property
+    def key(self) -> str:
+        """Name of the metric in the evaluation results."""
+        return self.name
+
 
 class TopKMetric(Section):
     name: Literal["top_k"]
     k: PositiveInt = 5
+
+    @property
+    def key(self) -> str:
+        return f"top_{self.k}"
 
 
 class ImportedMetric(Section):
@@ -55,6 +64,7 @@ class ImportedMetric(Section):
 
 
 Metric = Annotated[BuiltinMetric | TopKMetric | ImportedMetric, Field(discriminator="name")]
+DEFAULT_METRICS = (BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss"))
 
 
 class Eval(Section):
@@ -62,7 +72,7 @@ class Eval(Section):
 
     every_epochs: PositiveInt = Field(1, description="Evaluate after every N-th epoch, and after the last.")
     metrics: list[Metric] = Field(
-        default_factory=lambda: [BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss")],
+        default_factory=lambda: list(DEFAULT_METRICS),
         min_length=1,
     )
 
