@@ -22,10 +22,11 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 
 @dataclass(frozen=True)
 class Mark:
-    """A 1-based position in the YAML text."""
+    """A 1-based position in the YAML text; ``source`` names the file (or ``--set``) when composed."""
 
     line: int
     column: int
+    source: str | None = None
 
 
 @dataclass

@@ -5,14 +5,15 @@ Every problem is collected and reported at once, each with its key path and line
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from ._yaml import LoadedYaml, load_yaml_file
+from ._yaml import LoadedYaml
+from .compose import compose
 from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
 from .schema.rules import cross_section_problems, file_problems
@@ -27,15 +28,18 @@ class LoadedConfig:
     config: Config
     path: Path
     sha256: str
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts applied, in order
+    loaded_yaml: LoadedYaml | None = field(default=None, repr=False)  # the composed tree, for `show`
 
     @property
     def name(self) -> str:
         return self.config.name or self.path.stem
 
 
-def load_config(path: Path) -> LoadedConfig:
-    """Validate `path` completely; raise ConfigError listing every problem."""
-    loaded = load_yaml_file(path)
+def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """Compose `path` (extends, --set overrides), validate it; raise ConfigError listing every problem."""
+    composed = compose(path, overrides)
+    loaded = composed.loaded
     try:
         config = Config.model_validate(loaded.data)
     except ValidationError as exc:
@@ -50,9 +54,9 @@ def load_config(path: Path) -> LoadedConfig:
         problems.append(Problem("name", None, None, message))
     if problems:
         raise ConfigError(problems, loaded.source)
-    return LoadedConfig(config, path, hashlib.sha256(path.read_bytes()).hexdigest())
+    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
 
 
 def _problem(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
     matched, mark = loaded.mark_for(key)
-    return Problem(format_path(key), mark.line, mark.column, message)
+    return Problem(format_path(key), mark.line, mark.column, message, mark.source)

@@ -29,10 +29,12 @@ class Problem:
     line: int | None
     column: int | None
     message: str
+    source: str | None = None  # the file (or --set) that wrote the value, when not the config itself
 
     def format(self, source: str) -> str:
         """``source:line:column: path: message`` (position omitted when unknown)."""
-        where = f"{source}:{self.line}:{self.column}" if self.line is not None else source
+        source = self.source or source
+        where = f"{source}:{self.line}:{self.column}" if self.line else source
         return f"{where}: {self.path or '<root>'}: {self.message}"
 
 
@@ -96,7 +98,7 @@ def from_validation_error(
             message = _plain_message(error["msg"], kind, error.get("input"))
             if kind == "literal_error" and isinstance(error.get("input"), str):
                 message += _closest(error["input"], str(ctx.get("expected", "")))
-        problems.append(Problem(format_path(path), mark.line, mark.column, message))
+        problems.append(Problem(format_path(path), mark.line, mark.column, message, mark.source))
     return ConfigError(problems, loaded.source)
 
 
