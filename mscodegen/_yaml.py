@@ -19,6 +19,20 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _NULL_TAG = "tag:yaml.org,2002:null"
 
+MAX_DEPTH = 64  # nested collections; PyYAML's composer recurses, so deeper input is rejected first
+MAX_NODES = 100_000  # values after expanding aliases (a "billion laughs" file stops here)
+_BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+class _TooLarge(Exception):
+    """Raised inside the builder once MAX_NODES values have been built."""
+
 
 @dataclass(frozen=True)
 class Mark:
@@ -37,6 +51,7 @@ class LoadedYaml:
     marks: dict[YamlPath, Mark] = field(default_factory=dict)
     key_marks: dict[YamlPath, Mark] = field(default_factory=dict)
     source: str = "<string>"
+    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys
 
     def mark_for(self, loc: tuple[str | int, ...], *, key: bool = False) -> tuple[YamlPath, Mark]:
         """Map a pydantic error location to (matched YAML path, best mark).
@@ -60,12 +75,19 @@ class LoadedYaml:
         return path, self.marks[path]
 
 
-def load_yaml(text: str, source: str) -> LoadedYaml:
-    """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys."""
+def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
+    """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys.
+
+    With ``strict=False`` duplicate keys (the first value is kept) are returned in ``problems``
+    instead, so that the caller can report them together with the schema's errors.
+    """
     try:
+        _check_depth(text, source)
         loader = yaml.SafeLoader(text)
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, source) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, source) from None
     try:
         root = loader.get_single_node()
         if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
@@ -75,10 +97,14 @@ def load_yaml(text: str, source: str) -> LoadedYaml:
             problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
             raise ConfigError([problem], source)
         builder = _Builder(loader)
-        data = builder.build(root, ())
-        if builder.problems:
+        try:
+            data = builder.build(root, ())
+        except _TooLarge:
+            raise ConfigError(builder.problems, source) from None
+        soft = [p for p in builder.problems if p.message.startswith("duplicate key")]
+        if len(soft) < len(builder.problems) or (soft and strict):
             raise ConfigError(builder.problems, source)
-        return LoadedYaml(data, builder.marks, builder.key_marks, source)
+        return LoadedYaml(data, builder.marks, builder.key_marks, source, soft)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, source) from None
     except yaml.YAMLError as exc:
@@ -87,20 +113,48 @@ def load_yaml(text: str, source: str) -> LoadedYaml:
         loader.dispose()
 
 
-def load_yaml_file(path: Path) -> LoadedYaml:
-    """Read and parse a UTF-8 YAML file; every failure becomes a ConfigError."""
+def load_yaml_file(path: Path, *, strict: bool = True) -> LoadedYaml:
+    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError([Problem("", None, None, "file not found")], source) from None
-    except UnicodeDecodeError as exc:
-        message = f"file is not valid UTF-8 (byte offset {exc.start})"
-        raise ConfigError([Problem("", None, None, message)], source) from None
     except OSError as exc:
         message = f"cannot read file: {exc.strerror or exc}"
         raise ConfigError([Problem("", None, None, message)], source) from None
-    return load_yaml(text, source)
+    return load_yaml(decode(raw, source), source, strict=strict)
+
+
+def decode(raw: bytes, source: str) -> str:
+    """The text of ``raw`` by its BOM (UTF-8 without one); the first undecodable byte is located."""
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start].decode(encoding)  # decodes: the error is the first bad byte
+        before = before.removeprefix("\ufeff")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        name = {"utf-8-sig": "UTF-8"}.get(encoding, encoding.upper())
+        message = f"file is not valid {name}: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        if encoding == "utf-8":
+            message += " (save the file as UTF-8)"
+        raise ConfigError([Problem("", line, column, message)], source) from None
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Reject deeply nested collections from the (non-recursive) event stream, before composing."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                where = event.start_mark
+                message = f"collections are nested more than {MAX_DEPTH} levels deep"
+                raise ConfigError([Problem("", where.line + 1, where.column + 1, message)], source)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 def _mark(node: Node) -> Mark:
@@ -122,6 +176,10 @@ class _Builder:
 
     def build(self, node: Node, path: YamlPath) -> Any:
         self.marks[path] = _mark(node)
+        if len(self.marks) > MAX_NODES or len(path) > MAX_DEPTH:
+            limit = f"more than {MAX_NODES} values" if len(self.marks) > MAX_NODES else "too deep nesting"
+            self.problem(path, _mark(node), f"aliases expand to {limit}; write the values out instead")
+            raise _TooLarge
         if isinstance(node, ScalarNode):
             return self._scalar(node, path)
         if id(node) in self._active:

@@ -171,11 +171,24 @@ def _out_and_variant(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _prepare(args: argparse.Namespace):  # noqa: ANN202
+def _load(path: Path):  # noqa: ANN202
+    """load_config, with any unexpected failure of the reader turned into a located ConfigError."""
     from .config import load_config
+    from .errors import ConfigError, Problem
+
+    try:
+        return load_config(path)
+    except ConfigError:
+        raise
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - no traceback for any input
+        message = f"cannot read this config ({type(exc).__name__}: {exc}); please report it"
+        raise ConfigError([Problem("", 1, 1, message)], str(path)) from None
+
+
+def _prepare(args: argparse.Namespace):  # noqa: ANN202
     from .generate import default_out_dir, generate, lock_meta
 
-    loaded = load_config(args.config)
+    loaded = _load(args.config)
     out_dir = args.out or default_out_dir(loaded)
     variants = ("model", "native") if args.variant == "both" else (args.variant,)
     return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)
@@ -212,13 +225,12 @@ def _cmd_new(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .config import load_config
     from .errors import ConfigError
 
     failed = 0
     for path in args.config:
         try:
-            load_config(path)
+            _load(path)
         except ConfigError as exc:
             failed += 1
             print(exc, file=sys.stderr)

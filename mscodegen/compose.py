@@ -54,12 +54,13 @@ def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
 
 def _load(path: Path, chain: tuple[Path, ...], files: list[Path]) -> LoadedYaml:
     source = str(path)
-    loaded = load_yaml_file(path)
+    loaded = load_yaml_file(path, strict=False)  # duplicate keys come back as problems
+    loaded.problems = [dataclasses.replace(p, source=p.source or source) for p in loaded.problems]
     loaded.marks = {k: dataclasses.replace(m, source=source) for k, m in loaded.marks.items()}
     loaded.key_marks = {k: dataclasses.replace(m, source=source) for k, m in loaded.key_marks.items()}
     chain = (*chain, path.resolve())
     bases = loaded.data.pop(EXTENDS, None) if isinstance(loaded.data, dict) else None
-    merged = LoadedYaml({}, {(): loaded.marks[()]}, {}, source)
+    merged = LoadedYaml({}, {(): loaded.marks[()]}, {}, source, list(loaded.problems))
     if bases is not None:
         entries = [bases] if isinstance(bases, str) else bases
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
@@ -74,7 +75,9 @@ def _load(path: Path, chain: tuple[Path, ...], files: list[Path]) -> LoadedYaml:
             elif not base.is_file():
                 problems.append(_problem(loaded, at, f"base file not found: {base}"))
             else:
-                _merge(merged, _load(base, chain, files), ())
+                base_loaded = _load(base, chain, files)
+                merged.problems += base_loaded.problems
+                _merge(merged, base_loaded, ())
         if problems:
             raise ConfigError(problems, source)
     _drop(loaded, (EXTENDS,))

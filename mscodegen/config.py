@@ -36,25 +36,52 @@ class LoadedConfig:
         return self.config.name or self.path.stem
 
 
+# A file name may have at most 255 bytes; checkpoint files add "-<epoch>_<step>.ckpt" to the prefix.
+MAX_NAME_BYTES = 200
+_NAMES = (("name",), ("callbacks", "checkpoint", "prefix"))
+
+
 def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
     """Compose `path` (extends, --set overrides), validate it; raise ConfigError listing every problem."""
     composed = compose(path, overrides)
     loaded = composed.loaded
+    problems = [*loaded.problems, *_name_problems(loaded, path)]
     try:
         config = Config.model_validate(loaded.data)
     except ValidationError as exc:
-        raise from_validation_error(exc, loaded, Config) from None
+        problems += from_validation_error(exc, loaded, Config).problems
+        raise ConfigError(problems, loaded.source) from None
     found = cross_section_problems(config) + file_problems(config, path.parent)
-    problems = [_problem(loaded, key, message) for key, message in found]
-    if config.name is None and not NAME_PATTERN.fullmatch(path.stem):
+    problems += [_problem(loaded, key, message) for key, message in found]
+    if problems:
+        raise ConfigError(problems, loaded.source)
+    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
+
+
+def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
+    """Names that become file names: the run's (or the file's stem) and the checkpoint prefix."""
+    data = loaded.data if isinstance(loaded.data, dict) else {}
+    problems = []
+    if data.get("name") is None and not NAME_PATTERN.fullmatch(path.stem):
         message = (
             f"the file name {path.stem!r} cannot name the run (use letters, digits, '_', '.', '-'): "
             "rename the file or set name:"
         )
-        problems.append(Problem("name", None, None, message))
-    if problems:
-        raise ConfigError(problems, loaded.source)
-    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
+        problems.append(Problem("name", 1, 1, message))
+    for key in _NAMES:
+        value: object = data
+        for element in key:
+            value = value.get(element) if isinstance(value, dict) else None
+        if value is None and key == ("name",):
+            value, key = path.stem, ()
+        if isinstance(value, str) and len(value.encode("utf-8")) > MAX_NAME_BYTES:
+            _, mark = loaded.mark_for(key)
+            shown = format_path(key) or "the file name"
+            message = (
+                f"{shown} is {len(value.encode('utf-8'))} bytes; at most {MAX_NAME_BYTES} fit in a file name"
+            )
+            problems.append(Problem(format_path(key) or "name", mark.line, mark.column, message))
+    return problems
 
 
 def _problem(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:

@@ -70,7 +70,8 @@ def from_validation_error(
     """
     problems = []
     for error in exc.errors(include_url=False):
-        loc, kind = tuple(error["loc"]), error["type"]
+        raw_loc, kind = tuple(error["loc"]), error["type"]
+        loc = _without_tags(model, raw_loc)
         ctx = error.get("ctx") or {}
         if kind == "union_tag_invalid":
             discriminator = str(ctx.get("discriminator", "")).strip("'")
@@ -89,7 +90,7 @@ def from_validation_error(
         elif kind == "extra_forbidden":
             key_path, mark = loaded.mark_for(loc, key=True)
             path = key_path[:-1] if key_path and key_path[-1] == loc[-1] else key_path
-            message = f"unknown key '{loc[-1]}'" + _suggestion(model, loc)
+            message = f"unknown key '{loc[-1]}'" + _suggestion(model, raw_loc)
         elif loc and loc[-1] == "[key]":  # a mapping key failed validation: point at the key
             path, mark = loaded.mark_for(loc[:-1], key=True)
             message = _plain_message(error["msg"], kind, error.get("input"))
@@ -100,6 +101,28 @@ def from_validation_error(
                 message += _closest(error["input"], str(ctx.get("expected", "")))
         problems.append(Problem(format_path(path), mark.line, mark.column, message, mark.source))
     return ConfigError(problems, loaded.source)
+
+
+def _without_tags(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Drop the tags pydantic inserts after a discriminated union.
+
+    Without this, ``("optimizer", "momentum", "lr")`` (tag ``momentum``) would be resolved through the
+    Momentum optimizer's own ``momentum`` key and every error would land on that key.
+    """
+    if model is None:
+        return loc
+    kept: list[str | int] = []
+    candidates: list[Any] = [model]
+    for element in loc:
+        models = [tp for tp in _flatten(candidates) if _is_model(tp)]
+        if len(models) > 1 and isinstance(element, str):
+            tagged = [tp for tp in models if _has_tag(tp, element)]
+            if tagged:
+                candidates = tagged
+                continue
+        kept.append(element)
+        candidates = _step(candidates, element) or candidates
+    return tuple(kept)
 
 
 def _position(problem: Problem) -> tuple[bool, int, int]:

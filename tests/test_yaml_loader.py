@@ -172,7 +172,9 @@ def test_load_yaml_file_failures(tmp_path: Path) -> None:
     binary.write_bytes(b"name: \xff\n")
     with pytest.raises(ConfigError) as info:
         load_yaml_file(binary)
-    assert info.value.problems == [Problem("", None, None, "file is not valid UTF-8 (byte offset 6)")]
+    assert info.value.problems == [
+        Problem("", 1, 7, "file is not valid UTF-8: byte 0xff at offset 6 (save the file as UTF-8)")
+    ]
 
     with pytest.raises(ConfigError) as info:
         load_yaml_file(tmp_path)
