@@ -157,7 +157,24 @@ def _parser() -> argparse.ArgumentParser:
         help="run data parallel under msrun with this many workers (parallel.mode data_parallel); "
         "a data_parallel config runs under msrun without it",
     )
+    parity.add_argument(
+        "--plot", type=Path, default=None, metavar="PNG", help="draw both variants and their difference"
+    )
     parity.set_defaults(func=_cmd_parity)
+
+    # --- plot -------------------------------------------------------------------------------
+    plot = sub.add_parser(
+        "plot",
+        help="draw loss, LR, loss scale and eval metrics from --loss-log/--eval-log files into a PNG",
+        description="Draw every quantity the logs hold (loss, lr, loss_scale, eval metrics), one "
+        "subplot each, one labelled curve per file. Needs matplotlib: pip install 'mscodegen[plot]'.",
+        epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"
+        "  mscodegen plot model/loss.jsonl native/loss.jsonl model/eval.jsonl -o runs.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plot.add_argument("logs", type=Path, nargs="+", metavar="LOG")
+    plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG")
+    plot.set_defaults(func=_cmd_plot)
     return parser
 
 
@@ -312,7 +329,20 @@ def _cmd_parity(args: argparse.Namespace) -> int:
         keep=args.keep,
         timeout=args.timeout,
         workers=args.workers,
+        plot=args.plot,
     )
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import PlotError, plot_logs
+
+    try:
+        plot_logs(args.logs, args.output)
+    except PlotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"wrote {args.output}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

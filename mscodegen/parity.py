@@ -187,6 +187,7 @@ def run_parity(
     keep: Path | None = None,
     timeout: float = 600,
     workers: int | None = None,
+    plot: Path | None = None,
 ) -> int:
     """Generate, run, compare; 0 if every step (and every evaluation) is identical.
 
@@ -240,6 +241,14 @@ def run_parity(
         problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
     if not model.steps:
         problems.append("no steps were logged")
+    if plot is not None:
+        from .plot import PlotError, draw, parity_curves
+
+        try:
+            draw(parity_curves(model.steps + model.evals, native.steps + native.evals), plot)
+            print(f"wrote {plot}")
+        except PlotError as exc:
+            print(f"error: {exc}", file=sys.stderr)
     if keep is None:
         shutil.rmtree(root, ignore_errors=True)
     else:

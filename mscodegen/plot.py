@@ -1,0 +1,117 @@
+"""`mscodegen plot`: curves from the generated scripts' `--loss-log` / `--eval-log` JSON lines.
+
+`series()` is pure (logs -> numbers to draw) so it can be tested without a picture; `draw()`
+imports matplotlib (Agg) lazily, so the CLI starts fast and matplotlib stays an optional extra.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# per-step quantities in a --loss-log record, in the order their subplots are drawn
+STEP_KEYS = ("loss", "lr", "loss_scale")
+
+
+class PlotError(Exception):
+    """A log that cannot be read, or matplotlib missing."""
+
+
+def read_log(path: Path) -> list[dict]:
+    """Records of one JSON-lines log; PlotError names file:line of a bad line."""
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PlotError(f"{path}:{number}:{exc.colno}: not a JSON line: {exc.msg}") from None
+        if not isinstance(record, dict):
+            raise PlotError(f"{path}:{number}:1: expected a JSON object")
+        records.append(record)
+    return records
+
+
+def _numbers(value: object, prefix: str) -> dict[str, float]:
+    """Flatten a metric result (number, list of one number, or dict of them) to {name: value}."""
+    if isinstance(value, dict):
+        out: dict[str, float] = {}
+        for key, sub in value.items():
+            out.update(_numbers(sub, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return {}
+    return {prefix: float(value)}
+
+
+def series(records: list[dict]) -> dict[str, tuple[list[float], list[float]]]:
+    """{quantity: (x, y)} of one log: loss/lr/loss_scale against step, `eval <metric>` against epoch."""
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for record in records:
+        if "metrics" in record:
+            for name, value in _numbers(record["metrics"], "").items():
+                xs, ys = out.setdefault(f"eval {name}", ([], []))
+                xs.append(float(record.get("epoch", len(xs) + 1)))
+                ys.append(value)
+            continue
+        for key in STEP_KEYS:
+            value = record.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                xs, ys = out.setdefault(key, ([], []))
+                xs.append(float(record.get("step", len(xs) + 1)))
+                ys.append(float(value))
+    return out
+
+
+def draw(curves: dict[str, dict[str, tuple[list[float], list[float]]]], png: Path) -> None:
+    """One subplot per quantity, one labelled line per log ({label: series(...)})."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotError(
+            "matplotlib is not installed; install the plot extra: pip install 'mscodegen[plot]'"
+        ) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    quantities = [q for q in (*STEP_KEYS, "loss diff") if any(q in s for s in curves.values())]
+    quantities += sorted({q for s in curves.values() for q in s} - set(quantities))
+    if not quantities:
+        raise PlotError("the logs hold nothing to plot (no loss, lr, loss_scale or metrics)")
+    fig, axes = plt.subplots(len(quantities), 1, figsize=(8, 2.6 * len(quantities)), squeeze=False)
+    for ax, quantity in zip(axes[:, 0], quantities, strict=True):
+        for label, data in curves.items():
+            if quantity in data:
+                xs, ys = data[quantity]
+                ax.plot(xs, ys, marker="o" if len(xs) < 20 else None, label=label)
+        ax.set_ylabel(quantity)
+        ax.set_xlabel("epoch" if quantity.startswith("eval ") else "step")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+def plot_logs(paths: list[Path], png: Path) -> None:
+    """`mscodegen plot`: every log a curve labelled by its file name."""
+    curves = {}
+    for path in paths:
+        label = path.as_posix()
+        curves[label] = series(read_log(path))
+    draw(curves, png)
+
+
+def parity_curves(model: list[dict], native: list[dict]) -> dict[str, dict]:
+    """Both variants' series plus their per-step loss difference (parity --plot)."""
+    a, b = series(model), series(native)
+    diff = {}
+    if "loss" in a and "loss" in b:
+        xs = [x for x, _ in zip(a["loss"][0], b["loss"][0], strict=False)]
+        ys = [ya - yb for ya, yb in zip(a["loss"][1], b["loss"][1], strict=False)]
+        diff = {"loss diff": (xs, ys)}
+    return {"model": a, "native": b, "model - native": diff}
