@@ -6,9 +6,10 @@ plain `import x` lines before `from x import y` lines; one `as` alias per line.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
-_STDLIB = {"argparse", "json", "math", "os", "pathlib", "sys", "time"}
+_STDLIB = sys.stdlib_module_names
 
 
 @dataclass

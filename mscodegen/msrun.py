@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from .launch import LAUNCH_NAME
 
 
@@ -64,19 +66,11 @@ def run_launched(cmd: list[str], *, cwd: Path, env: dict[str, str], stdout, time
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (Linux /proc; empty elsewhere), children before their parents' kill."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            # the command name (2nd field) may contain spaces: ppid is the 2nd field after ")"
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(stat.parent.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
+    """Every process below `pid` (psutil), children before their parents' kill."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
 
 
 _RANK_LOG = re.compile(r"\.rank(\d+)$")

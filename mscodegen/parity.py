@@ -201,7 +201,8 @@ def run_parity(
             file=sys.stderr,
         )
         return 2
-    root = keep or Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
+    # absolute: the scripts run with cwd=<root>/<variant>, where a relative --keep would be doubled
+    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
     scripts = generate_both(config, root / "scripts", workers=workers)
     # under msrun when the config (or --workers) says data parallel; a stale launch.sh in --keep does not count
     distributed = workers is not None or load_config(config).config.parallel.mode == "data_parallel"

@@ -6,6 +6,7 @@ The lock (:data:`LOCK_NAME`) stores each file's pristine generated text, so
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -15,7 +16,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from mscodegen.merge import merge3, unified_diff
+from mscodegen.merge import MergeResult, merge3, unified_diff
 
 LOCK_NAME = ".mscodegen-lock.json"
 LOCK_FORMAT = 1
@@ -264,7 +265,7 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
         elif _MARKER_RE.search(ours) and ours != theirs:
             raise UnresolvedConflictError(path)
         else:
-            result = merge3(lock.files.get(name, ""), ours, theirs)
+            result = _gated(name, merge3(lock.files.get(name, ""), ours, theirs), ours, theirs)
             text = result.text
             if result.conflicts:
                 status = "conflict"
@@ -284,6 +285,20 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
             _write(path, text)
         _write(out_dir / LOCK_NAME, _next_lock(lock, files, meta).to_json())
     return report
+
+
+def _gated(name: str, result: MergeResult, ours: str, theirs: str) -> MergeResult:
+    """A clean merge of a .py file that does not parse becomes a whole-file conflict, never a broken script."""
+    if result.conflicts or not name.endswith(".py"):
+        return result
+    try:
+        ast.parse(result.text)
+    except (SyntaxError, ValueError):
+        eol = "\n"
+        text = f"<<<<<<< yours{eol}{ours}{'' if ours.endswith(eol) else eol}======={eol}{theirs}"
+        text += f"{'' if theirs.endswith(eol) else eol}>>>>>>> generated (the clean merge did not parse){eol}"
+        return MergeResult(text, [1])
+    return result
 
 
 def user_edits(out_dir: Path) -> dict[str, str]:

@@ -320,3 +320,16 @@ def test_second_update_is_a_no_op(out: Path) -> None:
     assert report.diffs == {}
     assert snapshot(out) == before
     assert list(user_edits(out)) == ["train.py"]
+
+
+def test_update_merge_that_does_not_parse_becomes_a_conflict(tmp_path) -> None:
+    from mscodegen.merge import merge3
+    from mscodegen.write import _gated
+
+    base, ours, theirs = "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 2\nif True:\nc = 3\n", "a = 10\nb = 2\nc = 3\n"
+    clean = merge3(base, ours, theirs)
+    assert clean.conflicts == [] and clean.text == "a = 10\nb = 2\nif True:\nc = 3\n"
+    gated = _gated("train_model.py", clean, ours, theirs)
+    assert gated.conflicts == [1]
+    assert gated.text.startswith("<<<<<<< yours\n" + ours + "=======\n" + theirs + ">>>>>>> generated")
+    assert _gated("notes.txt", clean, ours, theirs) is clean
