@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     new.add_argument("config", type=Path)
     _out_and_variant(new)
+    _overrides(new)
     new.add_argument(
         "--check",
         action="store_true",
@@ -103,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         "mscodegen validate examples/resnet.yaml",
     )
     validate.add_argument("config", type=Path, nargs="+")
+    _overrides(validate)
     validate.set_defaults(func=_cmd_validate)
 
     schema = command(
@@ -119,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     update.add_argument("config", type=Path)
     _out_and_variant(update)
+    _overrides(update)
     update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
     update.set_defaults(func=_cmd_update)
 
@@ -162,6 +165,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parity.set_defaults(func=_cmd_parity)
 
+    # --- show -------------------------------------------------------------------------------
+    show = command(
+        "show",
+        "print the resolved config (bases, --set and defaults applied), each value with its origin",
+        "mscodegen show examples/lenet_digits_warmup.yaml --set optimizer.lr=0.1",
+    )
+    show.add_argument("config", type=Path)
+    _overrides(show)
+    show.set_defaults(func=_cmd_show)
+
     # --- plot -------------------------------------------------------------------------------
     plot = sub.add_parser(
         "plot",
@@ -188,13 +201,25 @@ def _out_and_variant(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(path: Path):  # noqa: ANN202
+def _overrides(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="override one config value (repeatable; dotted keys, list indices: metrics.0.name=loss; "
+        "the value is read as a YAML scalar). `new`/`update` record them in the lock; without --set, "
+        "`update` and `new --check` reuse the recorded ones",
+    )
+
+
+def _load(path: Path, overrides: Sequence[str] = ()):  # noqa: ANN202
     """load_config, with any unexpected failure of the reader turned into a located ConfigError."""
     from .config import load_config
     from .errors import ConfigError, Problem
 
     try:
-        return load_config(path)
+        return load_config(path, overrides)
     except ConfigError:
         raise
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - no traceback for any input
@@ -204,9 +229,14 @@ def _load(path: Path):  # noqa: ANN202
 
 def _prepare(args: argparse.Namespace):  # noqa: ANN202
     from .generate import default_out_dir, generate, lock_meta
+    from .write import LOCK_NAME, read_lock
 
-    loaded = _load(args.config)
+    loaded = _load(args.config, args.set or ())
     out_dir = args.out or default_out_dir(loaded)
+    if args.set is None and (out_dir / LOCK_NAME).is_file():
+        lock = read_lock(out_dir)  # reproduce the scripts with the overrides they were made with
+        if lock is not None and lock.meta.overrides:
+            loaded = _load(args.config, lock.meta.overrides)
     variants = ("model", "native") if args.variant == "both" else (args.variant,)
     return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)
 
@@ -247,7 +277,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.config:
         try:
-            _load(path)
+            _load(path, args.set or ())
         except ConfigError as exc:
             failed += 1
             print(exc, file=sys.stderr)
@@ -256,12 +286,23 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_CONFIG if failed else EXIT_OK
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .show import render_show
+
+    sys.stdout.write(render_show(_load(args.config, args.set or ())))
+    return EXIT_OK
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .schema import Config
 
     schema = Config.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "mscodegen config"
+    schema["properties"]["extends"] = {  # read by compose.py before the schema sees the config
+        "description": "base config file(s), relative to this file, merged in order under this one",
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    }
     print(json.dumps(schema, indent=2, sort_keys=True))
     return EXIT_OK
 

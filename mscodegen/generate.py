@@ -41,4 +41,5 @@ def lock_meta(loaded: LoadedConfig) -> LockMeta:
         config_sha256=loaded.sha256,
         mscodegen_version=__version__,
         black_version=black_version(),
+        overrides=loaded.overrides,
     )

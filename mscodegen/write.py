@@ -74,6 +74,7 @@ class LockMeta:
     config_sha256: str
     mscodegen_version: str
     black_version: str
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts the files were generated with
 
 
 @dataclass
@@ -85,7 +86,12 @@ class Lock:
 
     def to_json(self) -> str:
         """Deterministic JSON: sorted keys, indent 2, trailing newline."""
-        doc = {"format": LOCK_FORMAT, "meta": asdict(self.meta), "files": self.files}
+        meta = asdict(self.meta)
+        if not self.meta.overrides:
+            del meta["overrides"]  # locks without overrides read as before
+        else:
+            meta["overrides"] = list(self.meta.overrides)
+        doc = {"format": LOCK_FORMAT, "meta": meta, "files": self.files}
         return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -184,7 +190,11 @@ def read_lock(out_dir: Path) -> Lock | None:
         files = dict(doc["files"])
         if not all(isinstance(v, str) for v in files.values()):
             raise ValueError("file texts must be strings")
-        return Lock(LockMeta(**doc["meta"]), files)
+        meta = dict(doc["meta"])
+        overrides = meta.pop("overrides", [])
+        if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+            raise ValueError("meta.overrides must be a list of strings")
+        return Lock(LockMeta(**meta, overrides=tuple(overrides)), files)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LockError(f"cannot read {path}: {exc!r}") from exc
 
