@@ -26,7 +26,8 @@ def test_alias_bomb_is_rejected_fast(tmp_path: Path) -> None:
     (tmp_path / "bomb.yaml").write_text(text)
     start = time.perf_counter()
     found = problems(tmp_path / "bomb.yaml")
-    assert time.perf_counter() - start < 1.0
+    # A hang guard, not a speed target (unbounded expansion takes ~70 s and 3.5 GB); ~0.1 s when idle.
+    assert time.perf_counter() - start < 15
     assert len(found) == 1 and found[0][1] == 1
 
 
