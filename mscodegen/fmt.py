@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import ast
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from . import _cache
 
+if TYPE_CHECKING:
+    import black
+
 # The black.Mode of every generated file. Plain settings so the cache key needs no black import.
-MODE_SETTINGS = {"line_length": 100}
+LINE_LENGTH = 100
+MODE_SETTINGS = {"line_length": LINE_LENGTH}
 _CACHE_FORMAT = "mscodegen-black-v1"
 
 
@@ -21,16 +26,16 @@ class GeneratedCodeError(Exception):
     """The templates produced invalid Python: a bug in mscodegen, not in the config."""
 
 
-def __getattr__(name: str):  # noqa: ANN202  (PEP 562: `fmt.MODE` without importing black up front)
+def __getattr__(name: str) -> Any:  # PEP 562: `fmt.MODE` without importing black up front
     if name == "MODE":
         return _mode()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _mode():  # noqa: ANN202
+def _mode() -> black.Mode:
     import black
 
-    return black.Mode(**MODE_SETTINGS)
+    return black.Mode(line_length=LINE_LENGTH)
 
 
 def format_code(source: str, name: str) -> str:
@@ -59,23 +64,23 @@ def _black(source: str, name: str) -> str:
 
     try:
         return black.format_str(source, mode=_mode())
-    except black.InvalidInput as exc:
+    except black.parsing.InvalidInput as exc:
         raise GeneratedCodeError(f"{name}: template output is not valid Python: {exc}") from exc
 
 
 def _imported_black_version() -> str:
     import black
 
-    return black.__version__
+    return str(black.__version__)  # type: ignore[attr-defined]
 
 
 @cache
 def black_version() -> str:
     """black's version without importing black (its top-level `_black_version` module)."""
     try:
-        from _black_version import version
+        from _black_version import version  # type: ignore[import-untyped]
     except ImportError:
         from importlib.metadata import version as dist_version
 
         return dist_version("black")
-    return version
+    return str(version)

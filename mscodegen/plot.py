@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+# One quantity of one log: (x values, y values).
+Series = dict[str, tuple[list[float], list[float]]]
 
 # per-step quantities in a --loss-log record, in the order their subplots are drawn
 STEP_KEYS = ("loss", "lr", "loss_scale")
@@ -17,7 +21,7 @@ class PlotError(Exception):
     """A log that cannot be read, or matplotlib missing."""
 
 
-def read_log(path: Path) -> list[dict]:
+def read_log(path: Path) -> list[dict[str, Any]]:
     """Records of one JSON-lines log; PlotError names file:line of a bad line."""
     records = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -47,9 +51,9 @@ def _numbers(value: object, prefix: str) -> dict[str, float]:
     return {prefix: float(value)}
 
 
-def series(records: list[dict]) -> dict[str, tuple[list[float], list[float]]]:
+def series(records: list[dict[str, Any]]) -> Series:
     """{quantity: (x, y)} of one log: loss/lr/loss_scale against step, `eval <metric>` against epoch."""
-    out: dict[str, tuple[list[float], list[float]]] = {}
+    out: Series = {}
     for record in records:
         if "metrics" in record:
             for name, value in _numbers(record["metrics"], "").items():
@@ -58,15 +62,15 @@ def series(records: list[dict]) -> dict[str, tuple[list[float], list[float]]]:
                 ys.append(value)
             continue
         for key in STEP_KEYS:
-            value = record.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            reading = record.get(key)
+            if isinstance(reading, int | float) and not isinstance(reading, bool):
                 xs, ys = out.setdefault(key, ([], []))
                 xs.append(float(record.get("step", len(xs) + 1)))
-                ys.append(float(value))
+                ys.append(float(reading))
     return out
 
 
-def draw(curves: dict[str, dict[str, tuple[list[float], list[float]]]], png: Path) -> None:
+def draw(curves: dict[str, Series], png: Path) -> None:
     """One subplot per quantity, one labelled line per log ({label: series(...)})."""
     try:
         import matplotlib
@@ -99,17 +103,17 @@ def draw(curves: dict[str, dict[str, tuple[list[float], list[float]]]], png: Pat
 
 def plot_logs(paths: list[Path], png: Path) -> None:
     """`mscodegen plot`: every log a curve labelled by its file name."""
-    curves = {}
+    curves: dict[str, Series] = {}
     for path in paths:
         label = path.as_posix()
         curves[label] = series(read_log(path))
     draw(curves, png)
 
 
-def parity_curves(model: list[dict], native: list[dict]) -> dict[str, dict]:
+def parity_curves(model: list[dict[str, Any]], native: list[dict[str, Any]]) -> dict[str, Series]:
     """Both variants' series plus their per-step loss difference (parity --plot)."""
     a, b = series(model), series(native)
-    diff = {}
+    diff: Series = {}
     if "loss" in a and "loss" in b:
         xs = [x for x, _ in zip(a["loss"][0], b["loss"][0], strict=False)]
         ys = [ya - yb for ya, yb in zip(a["loss"][1], b["loss"][1], strict=False)]

@@ -64,7 +64,7 @@ def _doc(cls: type) -> str:
     return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
 
 
-def _rows(model: type[BaseModel], prefix: str, seen: dict[tuple, str]) -> list[str]:
+def _rows(model: type[BaseModel], prefix: str, seen: dict[tuple[object, ...], str]) -> list[str]:
     rows = []
     for name, field in model.model_fields.items():
         key = field.alias or name
