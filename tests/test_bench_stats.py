@@ -89,3 +89,31 @@ def test_summarize() -> None:
         "verdict": "met",
     }
     assert "verdict" not in summarize([1.0, 2.0])
+
+
+def test_ratios_are_taken_per_round_from_adjacent_runs():
+    from bench.__main__ import ratio_rows
+
+    rounds = [
+        {"floor": {"steps_per_s": 10.0}, "model": {"steps_per_s": 9.0}, "native": {"steps_per_s": 9.0}},
+        {"floor": {"steps_per_s": 5.0}, "model": {"steps_per_s": 5.0}, "native": {"steps_per_s": 4.0}},
+        {"floor": {"steps_per_s": 8.0}, "model": {"steps_per_s": 8.0}, "native": {"steps_per_s": 8.0}},
+    ]
+    out = ratio_rows(rounds)
+    # native/model per round: 1.0, 0.8, 1.0 -> median 1.0; model/floor: 0.9, 1.0, 1.0 -> 1.0
+    assert out["native/model"]["values"] == [1.0, 0.8, 1.0]
+    assert out["native/model"]["median"] == 1.0
+    assert out["model/floor"]["values"] == [0.9, 1.0, 1.0]
+    assert out["model/floor"]["target"] == 0.95
+    assert "target" not in out["native/floor"]
+
+
+def test_a_failed_run_leaves_its_round_out_of_the_ratio():
+    from bench.__main__ import ratio_rows
+
+    rounds = [
+        {"floor": {"steps_per_s": 10.0}, "model": {"error": "exit 1"}, "native": {"steps_per_s": 9.0}},
+        {"floor": {"steps_per_s": 10.0}, "model": {"steps_per_s": 5.0}, "native": {"steps_per_s": 4.0}},
+    ]
+    assert ratio_rows(rounds)["native/model"]["values"] == [0.8]
+    assert ratio_rows(rounds)["native/floor"]["values"] == [0.9, 0.4]
