@@ -37,6 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 MSCODEGEN = [sys.executable, "-m", "mscodegen"]
 KINDS = ("floor", "model", "native")
+# mindcv's engine as its train.py drives it, with and without its SummaryRecord writer (mindcv rows only)
+PEER_KINDS = ("mindcv", "mindcv-nosummary")
 CHUNKS = 5  # steady state: median over this many consecutive windows of steps
 
 
@@ -161,7 +163,11 @@ def ratio_rows(rounds: list[dict[str, dict]]) -> dict[str, dict]:
         "native/model": ("native", "model"),
         "model/floor": ("model", "floor"),
         "native/floor": ("native", "floor"),
+        "model/mindcv": ("model", "mindcv"),
+        "model/mindcv-nosummary": ("model", "mindcv-nosummary"),
     }.items():
+        if not all(num in r and den in r for r in rounds):
+            continue
         values = [
             r[num]["steps_per_s"] / r[den]["steps_per_s"]
             for r in rounds
@@ -188,7 +194,18 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
         )
         spec = yaml.safe_load(config.read_text())
         level = (spec.get("amp") or {}).get("level", "O0")
-        (out_dir / "bench.json").write_text(json.dumps({"amp_level": level}))
+        network = spec.get("network") or {}
+        peer = network.get("kind") == "mindcv" and not opts.no_peer
+        (out_dir / "bench.json").write_text(
+            json.dumps(
+                {
+                    "amp_level": level,
+                    "mindcv_model": network.get("name"),
+                    "num_classes": network.get("num_classes"),
+                }
+            )
+        )
+        kinds = KINDS + PEER_KINDS if peer else KINDS
         steps = _steps_for(config, opts.quick)
         for source in inputs:
             if source == "pipeline" and (_heavy(config) or level != "O0") and not opts.all_inputs:
@@ -196,7 +213,7 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
             rounds: list[dict[str, dict]] = []
             for i in range(rounds_n):
                 results = {}
-                for kind in KINDS:  # interleaved: f, m, n, f, m, n, ...
+                for kind in kinds:  # interleaved: f, m, n, f, m, n, ...
                     label = f"  {config.stem:20} {source:8} round {i + 1}/{rounds_n} {kind:6}"
                     print(f"{label} {steps} steps ...", end="", flush=True)
                     r = measured_run(out_dir, kind, source, steps, opts)
@@ -210,7 +227,7 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
                 rounds.append(results)
             per_kind = {
                 kind: stats.summarize([r[kind]["steps_per_s"] for r in rounds if "steps_per_s" in r[kind]])
-                for kind in KINDS
+                for kind in kinds
                 if any("steps_per_s" in r[kind] for r in rounds)
             }
             rows.append(
@@ -277,10 +294,9 @@ def _interval(summary: dict, fmt: str = ".3f") -> str:
 def print_tables(training: list[dict], generation: list[dict]) -> None:
     if training:
         print("\nsteady-state steps/s: median over interleaved rounds [bootstrap 95% CI of the median]")
-        print(f"{'config':20} {'input':8} {'floor':>24} {'model':>24} {'native':>24}")
         for row in training:
             sps = row["steps_per_s"]
-            cells = " ".join(f"{_interval(sps[k]) if k in sps else 'err':>24}" for k in KINDS)
+            cells = "  ".join(f"{k} {_interval(v)}" for k, v in sps.items())
             print(f"{row['config']:20} {row['input']:8} {cells}")
         print("\nratios per round: median [95% CI] -> verdict against the target")
         for row in training:
@@ -289,7 +305,7 @@ def print_tables(training: list[dict], generation: list[dict]) -> None:
                 verdict = f" {summary['verdict']} (>= {summary['target']})" if "target" in summary else ""
                 parts.append(f"{name} {_interval(summary)}{verdict}")
             print(f"{row['config']:20} {row['input']:8} " + "; ".join(parts))
-        busy = sum(r[k].get("started_busy", False) for row in training for r in row["rounds"] for k in KINDS)
+        busy = sum(r[k].get("started_busy", False) for row in training for r in row["rounds"] for k in r)
         if busy:
             print(f"\nwarning: {busy} run(s) started above --max-load after every retry: numbers are noisy")
     if generation:
@@ -319,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         help="discard and rerun a run started above this 1-minute load average (default: core count)",
     )
     parser.add_argument("--max-wait", type=float, default=120, help="seconds to wait for the load to drop")
+    parser.add_argument("--no-peer", action="store_true", help="skip the mindcv peer rows")
     parser.add_argument("--retries", type=int, default=2, help="reruns of a run started above --max-load")
     parser.add_argument("--only", choices=("training", "generation"), default=None)
     parser.add_argument("--inputs", default="memory,pipeline", help="comma list of memory,pipeline")
@@ -369,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}  ({info['bench_wall_s']:.0f} s)"
     )
-    failed = any("error" in r[k] for row in training for r in row["rounds"] for k in KINDS)
+    failed = any("error" in result for row in training for r in row["rounds"] for result in r.values())
     return 1 if failed else 0
 
 

@@ -9,6 +9,11 @@ INPUT  memory   -> batches made once by the script's build_train_dataset(), held
                    ready batches (no shuffle/map/batch: the cheapest input Model can take).
        pipeline -> the script's build_train_dataset() as generated (workers, shuffle, batch).
 
+       mindcv / mindcv-nosummary -> the peer: mindcv's engine as its train.py drives it
+                 (create_model, create_loss, create_optimizer, create_scheduler, create_trainer
+                 and its StateMonitor callback) on the same network name and the same batches;
+                 "-nosummary" replaces StateMonitor's SummaryRecord writer with a no-op.
+
 Timestamps: model -> a callback appended after the script's callbacks (step begin/end);
 native -> a TrainStep subclass recording around each call (the script's loop is unchanged);
 floor -> around each call. On CPU a GRAPH-mode call returns after the step ran (checked with a
@@ -101,6 +106,8 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
         t0 = time.perf_counter()
         loss.asnumpy()
         tail_sync = time.perf_counter() - t0
+    elif kind.startswith("mindcv"):
+        t_setup, tail_sync = _run_mindcv(module, script_dir, kind, source, steps, begins, ends)
     else:
         t_setup = time.perf_counter()
         if kind == "model":
@@ -154,6 +161,84 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
         "peak_rss_mb": max(self_rss, child_rss) / 1024,
         "mindspore": ms.__version__,
     }
+
+
+def _run_mindcv(module, script_dir: Path, kind: str, source: str, steps: int, begins: list, ends: list):  # noqa: ANN001, ANN202, PLR0913
+    """mindcv's train.py engine on the script's network name and data; returns (t_setup, tail_sync)."""
+    import mindspore as ms
+    from mindcv.loss import create_loss
+    from mindcv.models import create_model
+    from mindcv.optim import create_optimizer
+    from mindcv.scheduler import create_scheduler
+    from mindcv.utils import callbacks as mindcv_callbacks
+    from mindcv.utils.trainer_factory import create_trainer
+    from mindspore.train import Callback
+
+    if kind == "mindcv-nosummary":
+
+        class NoSummary:
+            def __init__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+                pass
+
+            def add_value(self, *args, **kwargs):  # noqa: ANN002, ANN003
+                pass
+
+            def record(self, *args, **kwargs):  # noqa: ANN002, ANN003
+                pass
+
+            def close(self):
+                pass
+
+        mindcv_callbacks.SummaryRecord = NoSummary
+
+    module.set_runtime()
+    spec = json.loads((script_dir / "bench.json").read_text())
+    dataset = module.build_train_dataset()
+    steps_per_epoch = dataset.get_dataset_size()
+    network = create_model(spec["mindcv_model"], num_classes=spec["num_classes"], pretrained=False)
+    loss = create_loss(name="CE", reduction="mean", label_smoothing=0.0)
+    lr = create_scheduler(
+        steps_per_epoch, scheduler="constant", lr=_first_lr(module), warmup_epochs=0, num_epochs=1
+    )
+    optimizer = create_optimizer(
+        network.trainable_params(), opt="momentum", lr=lr, momentum=0.9, weight_decay_filter="disable"
+    )
+    trainer = create_trainer(
+        network,
+        loss,
+        optimizer,
+        metrics={"accuracy"},
+        amp_level=spec["amp_level"],
+        amp_cast_list=None,
+        loss_scale_type="fixed",
+        loss_scale=1.0,
+    )
+    out = script_dir / f"out-{kind}-{source}"
+    state = mindcv_callbacks.StateMonitor(
+        trainer,
+        model_name=spec["mindcv_model"],
+        dataset_sink_mode=False,
+        ckpt_save_dir=str(out),
+        summary_dir=str(out / "summary"),
+        log_interval=100,
+        metric_name=("accuracy",),
+    )
+
+    class StepTimer(Callback):
+        def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
+            begins.append(time.perf_counter())
+
+        def on_train_step_end(self, run_context):  # noqa: ANN001
+            ends.append(time.perf_counter())
+            if len(ends) >= steps:
+                run_context.request_stop()
+
+    t_setup = time.perf_counter()
+    trainer.train(
+        math.ceil(steps / steps_per_epoch), dataset, callbacks=[state, StepTimer()], dataset_sink_mode=False
+    )
+    del ms
+    return t_setup, 0.0
 
 
 def _first_lr(module):  # noqa: ANN001, ANN202
