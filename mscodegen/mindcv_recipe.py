@@ -341,6 +341,10 @@ class _Converter:
         """The mindcv key a value came from, noting when it is mindcv's default."""
         return key if self.given(key) else f"{key} (mindcv default)"
 
+    def default_mark(self, key: str) -> str | None:
+        """The comment of a value whose key has the same name in mindcv: only whether it is the default."""
+        return None if self.given(key) else "mindcv default"
+
     def source(self, key: str, target: str) -> str | None:
         """'from mindcv <key>' when the names differ, noting when the value is mindcv's default."""
         default = "" if self.given(key) else " (mindcv default)"
@@ -509,6 +513,10 @@ class _Converter:
         self.result.config["data"] = {"train": train}
         self.comments[("data", "train", "batch_size")] = batch_note
         self.comments[("data", "train", "num_workers")] = self.src("num_parallel_workers")
+        for key in ("shuffle", "drop_remainder"):
+            mark = self.default_mark(key)
+            if mark:
+                self.comments[("data", "train", key)] = mark
         if dataset in IMAGE_FOLDER_DATASETS:
             self.comments[("data", "train", "path")] = f"data_dir/{train_split}"
         if evaluate is not None:
@@ -667,7 +675,10 @@ class _Converter:
         kwargs: dict[str, Any] = {}
         if name == "ce":  # mindcv CrossEntropySmooth calls ops.cross_entropy, as nn.CrossEntropyLoss does
             self.put(
-                "loss.name", "CrossEntropyLoss", "loss CE: mindcv's CrossEntropySmooth computes the same"
+                "loss.name",
+                "CrossEntropyLoss",
+                f"loss CE{'' if self.given('loss') else ' (mindcv default)'}: mindcv's CrossEntropySmooth "
+                "computes the same",
             )
             self.mapped("loss")
             if self.float_("label_smoothing") > 0:
@@ -700,14 +711,14 @@ class _Converter:
             # create_optimizer: nn.Momentum for momentum and nesterov (use_nesterov decides), nn.SGD for sgd
             name = "sgd" if opt == "sgd" else "momentum"
             self.put("optimizer.name", name, "opt" if opt == name else f"opt {opt}: nn.Momentum")
-            self.put("optimizer.lr", self.float_("lr"))
+            self.put("optimizer.lr", self.float_("lr"), self.default_mark("lr"))
             self.put("optimizer.momentum", momentum, self.source("momentum", "momentum"))
             self.put("optimizer.nesterov", nesterov, self.src("use_nesterov"))
             self.mapped("opt", "lr", "momentum", "use_nesterov")
             self.ignored("eps", mindcv_only)
         elif opt in ("adam", "adamw"):
             self.put("optimizer.name", opt, None if self.given("opt") else "opt (mindcv default)")
-            self.put("optimizer.lr", self.float_("lr"))
+            self.put("optimizer.lr", self.float_("lr"), self.default_mark("lr"))
             self.put("optimizer.beta1", 0.9)
             self.put("optimizer.beta2", 0.999)
             self.put("optimizer.eps", 1.0e-8, "mindcv's eps argument is not passed to Adam/AdamW: 1e-8")
@@ -729,10 +740,10 @@ class _Converter:
             self.put(
                 "optimizer.name", "momentum", f"placeholder: mindcv opt {opt!r} has no mscodegen equivalent"
             )
-            self.put("optimizer.lr", self.float_("lr"))
+            self.put("optimizer.lr", self.float_("lr"), self.default_mark("lr"))
             self.unconverted("opt", "mscodegen has momentum, sgd, adam and adamw")
             self.mapped("lr", "momentum", "use_nesterov", "eps")
-        self.put("optimizer.weight_decay", self.float_("weight_decay"))
+        self.put("optimizer.weight_decay", self.float_("weight_decay"), self.default_mark("weight_decay"))
         self.mapped("weight_decay")
         self._decay_filter()
         if self.opt_float("layer_decay") is not None:
@@ -880,7 +891,9 @@ class _Converter:
 
     def _train(self) -> None:
         self.put("train.epochs", self.int_("epoch_size"), self.source("epoch_size", "train.epochs"))
-        self.put("train.dataset_sink_mode", self.bool_("dataset_sink_mode"))
+        self.put(
+            "train.dataset_sink_mode", self.bool_("dataset_sink_mode"), self.default_mark("dataset_sink_mode")
+        )
         self.put(
             "train.log_every_steps", self.int_("log_interval"), self.source("log_interval", "log_every_steps")
         )
