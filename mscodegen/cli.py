@@ -197,7 +197,7 @@ def _parser() -> argparse.ArgumentParser:
         "mindcv 0.3.0's defaults) into a mscodegen config. Every argument that mscodegen cannot express, "
         "or only approximately, is printed on stderr with its value and listed on top of the written "
         "config. Exit 0: everything converted; 1: something was not (the config is written anyway); "
-        "2: the recipe cannot be read.",
+        "2: the recipe cannot be read or the config cannot be written.",
         epilog="examples:\n"
         "  mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8\n"
         "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml",
@@ -436,9 +436,13 @@ def _cmd_import_mindcv(args: argparse.Namespace) -> int:
         ["mscodegen", "import-mindcv", args.recipe.as_posix(), "-o", args.output.as_posix()]
         + (["--devices", str(args.devices)] if args.devices != 1 else [])
     )
-    args.output.write_text(
-        conversion.to_yaml(header_lines(args.recipe, command, args.devices, conversion)), encoding="utf-8"
-    )
+    try:
+        args.output.write_text(
+            conversion.to_yaml(header_lines(args.recipe, command, args.devices, conversion)), encoding="utf-8"
+        )
+    except OSError as exc:
+        print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_CONFIG
     for finding in conversion.approximated:
         print(f"approximated: {finding.describe()}", file=sys.stderr)
     for finding in conversion.not_converted:

@@ -191,6 +191,9 @@ class Conversion:
         if self.not_converted:
             lines.append("# Not converted (mscodegen cannot express them):")
             lines += [f"#   {_one_line(f.describe())}" for f in self.not_converted]
+        if self.ignored:
+            lines.append("# Ignored (mindcv does not use them with the values above):")
+            lines += [f"#   {_one_line(f.describe())}" for f in self.ignored]
         for key, value in self.config.items():
             lines.append("")
             lines += _emit(key, value, (key,), 0, self.comments)

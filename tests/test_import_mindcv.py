@@ -274,6 +274,8 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     assert f"#   mscodegen import-mindcv {recipe.as_posix()} -o {out.as_posix()} --devices 8\n" in text
     assert "global batch over --devices 8 (256)" in text
     assert "#   auto_augment = 'randaug-m9-mstd0.5-inc1' (" in text
+    assert "# Ignored (mindcv does not use them with the values above):\n" in text
+    assert "#   color_jitter = 0.4 (mindcv ignores it when auto_augment is set)\n" in text
     assert "  epochs: 120  # epoch_size\n" in text
     assert "    batch_size: 256  # batch_size 32 per device x 8 devices\n" in text
     assert "parallel:  # distribute: true, on --devices 8" in text
@@ -529,3 +531,12 @@ def test_converter_imports_neither_mindspore_nor_mindcv() -> None:
     code = "import sys, mscodegen.mindcv_recipe; print(any(m.split('.')[0] in ('mindspore', 'mindcv') for m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_unwritable_output_exits_2(tmp_path: Path, capsys) -> None:
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(MNIST_RECIPE.format(data_dir=tmp_path / "mnist"))
+    code, err, _ = run(recipe, tmp_path / "missing" / "out.yaml", capsys)
+    assert code == 2
+    assert err[0].startswith(f"error: cannot write {tmp_path / 'missing' / 'out.yaml'}")
