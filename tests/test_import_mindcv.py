@@ -19,6 +19,8 @@ from PIL import Image
 from mscodegen.cli import main
 from mscodegen.config import load_config
 
+from conftest import run_both
+
 RESNET18_RECIPE = """\
 # system
 mode: 0
@@ -540,3 +542,30 @@ def test_unwritable_output_exits_2(tmp_path: Path, capsys) -> None:
     code, err, _ = run(recipe, tmp_path / "missing" / "out.yaml", capsys)
     assert code == 2
     assert err[0].startswith(f"error: cannot write {tmp_path / 'missing' / 'out.yaml'}")
+
+
+@pytest.mark.slow
+def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> None:
+    """The converted values (mindcv kwargs, CrossEntropyLoss kwargs, adamw, cosine) run in MindSpore."""
+    rng = np.random.default_rng(3)
+    root = tmp_path / "mnist"
+    root.mkdir()
+    for prefix in ("train", "t10k"):
+        images = rng.integers(0, 256, size=(8, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=8, dtype=np.uint8)
+        (root / f"{prefix}-images-idx3-ubyte").write_bytes(
+            struct.pack(">IIII", 2051, 8, 28, 28) + images.tobytes()
+        )
+        (root / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, 8) + labels.tobytes())
+    recipe = tmp_path / "small.yaml"
+    recipe.write_text(
+        f'mode: 1\ndataset: "mnist"\ndata_dir: "{root}"\nbatch_size: 4\nnum_parallel_workers: 1\n'
+        'image_resize: 32\nmodel: "resnet18"\nin_channels: 1\nepoch_size: 2\n'
+        'dataset_sink_mode: False\nopt: "adamw"\nweight_decay: 0.05\nweight_decay_filter: "norm_and_bias"\n'
+        'scheduler: "cosine_decay"\nwarmup_epochs: 0\ndecay_epochs: 2\nlabel_smoothing: 0.1\nshuffle: False\n'
+    )
+    out = tmp_path / "small_run.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1 and set(findings(err, "approximated")) == {"opt"}  # only AdamW's bias correction
+    model, native = run_both(out, tmp_path / "runs", steps=2)
+    assert len(model.steps) == len(native.steps) == 2
