@@ -349,11 +349,11 @@ class _Converter:
         return None if self.given(key) else "mindcv default"
 
     def source(self, key: str, target: str) -> str | None:
-        """'from mindcv <key>' when the names differ, noting when the value is mindcv's default."""
-        default = "" if self.given(key) else " (mindcv default)"
+        """The comment of a value written at `target`: the mindcv key when the names differ, and
+        whether the value is mindcv's default."""
         if key == target.rsplit(".", 1)[-1]:
-            return default.strip(" ()") or None
-        return f"{key}{default}"
+            return self.default_mark(key)
+        return self.src(key)
 
     # --- the conversion, section by section in mscodegen's order ---------------------------------
     def run(self) -> Conversion:
