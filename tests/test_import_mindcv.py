@@ -569,3 +569,93 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
     assert code == 1 and set(findings(err, "approximated")) == {"opt"}  # only AdamW's bias correction
     model, native = run_both(out, tmp_path / "runs", steps=2)
     assert len(model.steps) == len(native.steps) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected", "fragment"),
+    [
+        (
+            'opt: "lion"',
+            {"not converted": {"opt"}},
+            {
+                "optimizer": {
+                    "name": "momentum",
+                    "lr": 0.05,
+                    "weight_decay": 0.0005,
+                    "decay_filter": "no_norm_no_bias",
+                }
+            },
+        ),
+        (
+            'scheduler: "exponential_decay"',
+            {"not converted": {"scheduler"}},
+            {"lr_schedule": {"kind": "constant"}},
+        ),
+        ('loss: "BCE"', {"not converted": {"loss"}}, {"loss": None}),
+        (
+            "clip_grad: True\nclip_value: 5.0\ngradient_accumulation_steps: 2",
+            {"approximated": {"gradient_accumulation_steps"}},
+            {"grad": {"clip": {"kind": "global_norm", "max_norm": 5.0}, "accumulation_steps": 2}},
+        ),
+        (
+            'pretrained: True\nckpt_path: "resnet18-10_100.ckpt"',
+            {"not converted": {"pretrained", "ckpt_path"}},
+            {},
+        ),
+        ("lr_epoch_stair: True", {}, {}),  # step_decay changes the LR per epoch anyway
+        (
+            'scheduler: "cosine_decay"\ndecay_epochs: 8\nlr_epoch_stair: True',
+            {"not converted": {"lr_epoch_stair"}},
+            {"lr_schedule": {"kind": "cosine", "min_lr": 1e-6}},
+        ),
+        (
+            'loss_scale_type: "auto"\nloss_scale: 128.0',
+            {"not converted": {"loss_scale_type"}},
+            {"loss_scale": None},
+        ),
+        (
+            "loss_scale: 128.0\ndrop_overflow_update: True",
+            {},
+            {"loss_scale": {"kind": "fixed", "value": 128.0, "drop_overflow_update": True}},
+        ),
+    ],
+)
+def test_each_unconvertible_choice_is_reported_and_the_config_still_validates(
+    tmp_path: Path, capsys, extra: str, expected: dict, fragment: dict
+) -> None:
+    # `extra` is appended to the MNIST recipe: a repeated key takes the later value (yaml.safe_load, as mindcv)
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(MNIST_RECIPE.format(data_dir=tmp_path / "mnist") + extra + "\n")
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == (1 if expected else 0)
+    for kind in ("not converted", "approximated"):
+        assert set(findings(err, kind)) == expected.get(kind, set())
+    config = yaml.safe_load(out.read_text())
+    for key, value in fragment.items():
+        assert config.get(key) == value
+    load_config(out)
+
+
+def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> None:
+    (tmp_path / "cifar").mkdir()
+    (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073))
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        MNIST_RECIPE.format(data_dir=tmp_path / "cifar").replace('dataset: "mnist"', 'dataset: "cifar10"')
+        + "hflip: 0.5\n"  # not used by mindcv's cifar10 transforms: ignored, not reported
+    )
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1
+    assert set(findings(err, "approximated")) == {"dataset"}
+    assert findings(err, "not converted") == {}
+    config = yaml.safe_load(out.read_text())
+    assert config["data"]["train"]["transforms"] == {
+        "resize": [32, 32],
+        "normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]},
+    }
+    assert config["network"]["num_classes"] == 10
+    assert "#   hflip = 0.5 (mindcv's cifar10 transforms do not use it)\n" in out.read_text()
+    load_config(out)
