@@ -1,0 +1,661 @@
+"""`mscodegen import-mindcv`: mindcv recipes (written here in mindcv's config.py format) -> mscodegen configs.
+
+Expected values are written out by hand from mindcv 0.3.0's train.py / config.py semantics; the
+converted file is read back with yaml and must pass `load_config` (schema, rules, data folders).
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+
+from mscodegen.cli import main
+from mscodegen.config import load_config
+
+from conftest import run_both
+
+RESNET18_RECIPE = """\
+# system
+mode: 0
+distribute: True
+num_parallel_workers: 8
+val_while_train: True
+
+# dataset
+dataset: "imagenet"
+data_dir: "{data_dir}"
+shuffle: True
+dataset_download: False
+batch_size: 32
+drop_remainder: True
+
+# augmentation
+image_resize: 224
+scale: [0.08, 1.0]
+ratio: [0.75, 1.333]
+hflip: 0.5
+auto_augment: "randaug-m9-mstd0.5-inc1"
+color_jitter: 0.4
+re_prob: 0.25
+mixup: 0.0
+crop_pct: 0.875
+
+# model
+model: "resnet18"
+num_classes: 1000
+pretrained: False
+ckpt_path: ""
+keep_checkpoint_max: 30
+ckpt_save_dir: "./ckpt"
+epoch_size: 120
+dataset_sink_mode: True
+amp_level: "O2"
+
+# loss
+loss: "CE"
+label_smoothing: 0.1
+
+# lr scheduler
+scheduler: "cosine_decay"
+min_lr: 0.0
+lr: 0.1
+warmup_epochs: 5
+decay_epochs: 115
+
+# optimizer
+opt: "momentum"
+momentum: 0.9
+weight_decay: 0.0001
+weight_decay_filter: "norm_and_bias"
+loss_scale: 1024
+use_nesterov: False
+"""
+
+VIT_RECIPE = """\
+mode: 0
+distribute: True
+num_parallel_workers: 8
+val_while_train: True
+val_interval: 2
+
+dataset: "imagenet"
+data_dir: "{data_dir}"
+batch_size: 64
+drop_remainder: True
+
+image_resize: 224
+hflip: 0.0
+interpolation: "bilinear"
+mixup: 0.8
+cutmix: 1.0
+color_jitter: 0.0
+
+model: "vit_b_32_224"
+drop_path_rate: 0.1
+num_classes: 1000
+keep_checkpoint_max: 10
+epoch_size: 300
+amp_level: "O2"
+ema: True
+ema_decay: 0.9998
+
+loss: "CE"
+label_smoothing: 0.1
+
+scheduler: "warmup_cosine_decay"
+lr: 0.0005
+min_lr: 1e-6
+warmup_epochs: 20
+warmup_factor: 0.01
+decay_epochs: 280
+
+opt: "adamw"
+weight_decay: 0.05
+weight_decay_filter: "auto"
+
+loss_scale_type: "dynamic"
+loss_scale: 65536.0
+drop_overflow_update: True
+"""
+
+MNIST_RECIPE = """\
+mode: 1
+distribute: False
+seed: 7
+log_interval: 5
+dataset: "mnist"
+data_dir: "{data_dir}"
+val_while_train: True
+val_split: "test"
+batch_size: 16
+num_parallel_workers: 2
+image_resize: 32
+model: "resnet18"
+in_channels: 1
+epoch_size: 8
+dataset_sink_mode: False
+opt: "sgd"
+lr: 0.05
+weight_decay: 0.0005
+weight_decay_filter: "norm_and_bias"
+scheduler: "step_decay"
+warmup_epochs: 0
+decay_epochs: 3
+decay_rate: 0.5
+"""
+
+
+def write_image_folder(root: Path, classes=("cat", "dog", "fox"), per_class: int = 2) -> None:
+    rng = np.random.default_rng(0)
+    for cls in classes:
+        (root / cls).mkdir(parents=True)
+        for i in range(per_class):
+            Image.fromarray(rng.integers(0, 256, size=(12, 10, 3), dtype=np.uint8)).save(
+                root / cls / f"{i}.png"
+            )
+
+
+def write_mnist(root: Path, count: int = 4) -> None:
+    root.mkdir(parents=True)
+    for prefix in ("train", "t10k"):
+        header = struct.pack(">IIII", 2051, count, 28, 28)
+        (root / f"{prefix}-images-idx3-ubyte").write_bytes(header + bytes(count * 28 * 28))
+        (root / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, count) + bytes(count))
+
+
+def imagenet_like(tmp_path: Path) -> Path:
+    data = tmp_path / "imagenet"
+    write_image_folder(data / "train")
+    write_image_folder(data / "val")
+    return data
+
+
+def run(recipe: Path, out: Path, capsys, *extra: str) -> tuple[int, list[str], str]:
+    code = main(["import-mindcv", str(recipe), "-o", str(out), *extra])
+    captured = capsys.readouterr()
+    return code, captured.err.splitlines(), captured.out
+
+
+def findings(err: list[str], kind: str) -> dict[str, str]:
+    """{key: 'value (reason)'} of the stderr lines 'kind: key = value ...'."""
+    out = {}
+    for line in err:
+        if line.startswith(f"{kind}: "):
+            key, _, rest = line.removeprefix(f"{kind}: ").partition(" = ")
+            out[key] = rest
+    return out
+
+
+def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
+    data = imagenet_like(tmp_path)
+    recipe = tmp_path / "resnet_18_ascend.yaml"
+    recipe.write_text(RESNET18_RECIPE.format(data_dir=data))
+    out = tmp_path / "resnet18.yaml"
+
+    code, err, stdout = run(recipe, out, capsys, "--devices", "8")
+
+    assert code == 1
+    assert stdout == f"wrote {out}\n"
+    config = yaml.safe_load(out.read_text())
+    assert config["runtime"] == {"mode": "graph", "device_target": "CPU", "seed": 42}
+    assert config["network"] == {"kind": "mindcv", "name": "resnet18", "num_classes": 1000}
+    assert config["data"]["train"] == {
+        "kind": "image_folder",
+        "path": f"{data}/train",
+        "batch_size": 256,  # 32 per device x 8
+        "shuffle": True,
+        "drop_remainder": True,
+        "num_workers": 8,
+        "transforms": {
+            "resize": [224, 224],
+            "normalize": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
+        },
+    }
+    assert config["data"]["eval"]["path"] == f"{data}/val"
+    assert config["data"]["eval"]["batch_size"] == 32
+    assert config["data"]["eval"]["drop_remainder"] is False
+    assert config["loss"] == {
+        "name": "CrossEntropyLoss",
+        "kwargs": {"label_smoothing": 0.1, "reduction": "mean"},
+    }
+    assert config["optimizer"] == {
+        "name": "momentum",
+        "lr": 0.1,
+        "momentum": 0.9,
+        "nesterov": False,
+        "weight_decay": 0.0001,
+        "decay_filter": "no_norm_no_bias",
+    }
+    assert config["lr_schedule"] == {
+        "kind": "warmup_cosine",
+        "warmup_epochs": 5,
+        "warmup_start_lr": 0.0,
+        "min_lr": 0.0,
+    }
+    assert config["train"] == {
+        "epochs": 120,
+        "dataset_sink_mode": True,
+        "log_every_steps": 100,
+        "output_dir": "ckpt",
+    }
+    assert config["eval"] == {"every_epochs": 1, "metrics": [{"name": "accuracy"}, {"name": "top_k", "k": 5}]}
+    assert config["callbacks"] == {"checkpoint": {"every_epochs": 1, "keep_max": 30, "prefix": "resnet18"}}
+    assert config["amp"] == {"level": "O2"}
+    assert config["loss_scale"] == {"kind": "fixed", "value": 1024.0, "drop_overflow_update": False}
+    assert config["parallel"] == {"mode": "data_parallel", "workers": 8}
+    assert "grad" not in config
+
+    not_converted = findings(err, "not converted")
+    assert set(not_converted) == {
+        "scale",
+        "ratio",
+        "hflip",
+        "auto_augment",
+        "re_prob",
+        "re_scale",
+        "re_ratio",
+        "re_value",
+        "re_max_attempts",
+    }
+    assert not_converted["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (")
+    assert not_converted["hflip"] == "0.5 (mscodegen has no augmentation pipeline yet)"
+    assert not_converted["re_scale"].startswith("[0.02, 0.33], mindcv's default (")
+    assert set(findings(err, "approximated")) == {"crop_pct"}
+    assert "not converted: mixup" not in "\n".join(err)  # 0.0: no mixup, as in mscodegen
+    assert "color_jitter" not in "\n".join(err)  # mindcv ignores it when auto_augment is set
+
+    text = out.read_text()
+    assert text.startswith(f"# Converted from the mindcv recipe {recipe.as_posix()} by:\n")
+    assert f"#   mscodegen import-mindcv {recipe.as_posix()} -o {out.as_posix()} --devices 8\n" in text
+    assert "global batch over --devices 8 (256)" in text
+    assert "#   auto_augment = 'randaug-m9-mstd0.5-inc1' (" in text
+    assert "# Ignored (mindcv does not use them with the values above):\n" in text
+    assert "#   color_jitter = 0.4 (mindcv ignores it when auto_augment is set)\n" in text
+    assert "  epochs: 120  # epoch_size\n" in text
+    assert "    batch_size: 256  # batch_size 32 per device x 8 devices\n" in text
+    assert "parallel:  # distribute: true, on --devices 8" in text
+    lines = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
+    assert [line.split(":")[0] for line in lines] == [
+        "runtime",
+        "network",
+        "data",
+        "loss",
+        "optimizer",
+        "lr_schedule",
+        "train",
+        "eval",
+        "callbacks",
+        "amp",
+        "loss_scale",
+        "parallel",
+    ]
+    assert load_config(out).config.data.train.batch_size == 256
+
+
+def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None:
+    data = imagenet_like(tmp_path)
+    recipe = tmp_path / "vit_b32_224.yaml"
+    recipe.write_text(VIT_RECIPE.format(data_dir=data))
+    out = tmp_path / "vit.yaml"
+
+    code, err, _ = run(recipe, out, capsys, "--devices", "8")
+
+    assert code == 1
+    config = yaml.safe_load(out.read_text())
+    assert config["network"] == {
+        "kind": "mindcv",
+        "name": "vit_b_32_224",
+        "num_classes": 1000,
+        "kwargs": {"drop_path_rate": 0.1},
+    }
+    assert config["data"]["train"]["batch_size"] == 512  # 64 x 8
+    assert config["optimizer"] == {
+        "name": "adamw",
+        "lr": 0.0005,
+        "beta1": 0.9,
+        "beta2": 0.999,
+        "eps": 1e-8,  # mindcv's AdamW default; config.py's eps is not passed to it
+        "weight_decay": 0.05,
+        "decay_filter": "all",
+    }
+    assert config["lr_schedule"] == {
+        "kind": "warmup_cosine",
+        "warmup_epochs": 20,
+        "warmup_start_lr": pytest.approx(0.000005),  # lr x warmup_factor = 0.0005 x 0.01
+        "min_lr": 1e-6,  # written `1e-6`, which PyYAML reads as a string
+    }
+    assert config["eval"]["every_epochs"] == 2
+    assert config["amp"] == {"level": "O2"}
+    assert config["loss_scale"] == {"kind": "dynamic", "init": 65536.0, "factor": 2, "window": 2000}
+    assert config["train"]["epochs"] == 300
+
+    not_converted = findings(err, "not converted")
+    assert set(not_converted) == {"scale", "ratio", "mixup", "cutmix", "cutmix_prob", "ema", "ema_decay"}
+    assert not_converted["ema"] == "True (mscodegen keeps no moving average of the weights)"
+    assert not_converted["mixup"] == "0.8 (mscodegen has no augmentation pipeline yet)"
+    assert not_converted["cutmix_prob"].startswith("1.0, mindcv's default (")
+    assert set(findings(err, "approximated")) == {"opt", "crop_pct"}
+    assert findings(err, "approximated")["opt"].startswith("'adamw' (mindcv's AdamW corrects")
+    # hflip 0.0 and color_jitter 0.0 are what mscodegen does anyway: not listed
+    assert not any(key in line for line in err for key in ("hflip", "color_jitter", "interpolation"))
+    load_config(out)
+
+
+def test_recipe_that_maps_completely_exits_0(tmp_path: Path, capsys) -> None:
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "lenet_mnist.yaml"
+    recipe.write_text(MNIST_RECIPE.format(data_dir=tmp_path / "mnist"))
+    out = tmp_path / "mnist_run.yaml"
+
+    code, err, _ = run(recipe, out, capsys)
+
+    assert (code, err) == (0, [])
+    config = yaml.safe_load(out.read_text())
+    assert config["runtime"] == {"mode": "pynative", "device_target": "CPU", "seed": 7}
+    assert config["network"] == {
+        "kind": "mindcv",
+        "name": "resnet18",
+        "num_classes": 10,
+        "kwargs": {"in_channels": 1},
+    }
+    mnist = {"resize": [32, 32], "normalize": {"mean": [0.1307], "std": [0.3081]}}
+    assert config["data"]["train"] == {
+        "kind": "mnist",
+        "path": f"{tmp_path}/mnist",
+        "usage": "train",
+        "batch_size": 16,
+        "shuffle": True,
+        "drop_remainder": True,
+        "num_workers": 2,
+        "transforms": mnist,
+    }
+    assert config["data"]["eval"]["usage"] == "test"
+    assert config["data"]["eval"]["transforms"] == mnist
+    assert config["eval"]["metrics"] == [{"name": "accuracy"}, {"name": "top_k", "k": 5}]
+    assert config["optimizer"] == {
+        "name": "sgd",
+        "lr": 0.05,
+        "momentum": 0.9,  # config.py's default momentum goes to nn.SGD too
+        "nesterov": False,
+        "weight_decay": 0.0005,
+        "decay_filter": "no_norm_no_bias",
+    }
+    # step_decay every 3 epochs over 8: lr x 0.5 from epoch 3 and from epoch 6 (0-based)
+    assert config["lr_schedule"] == {"kind": "piecewise", "milestones": [3, 6], "gamma": 0.5}
+    assert config["train"] == {
+        "epochs": 8,
+        "dataset_sink_mode": False,
+        "log_every_steps": 5,
+        "output_dir": "ckpt",
+    }
+    assert config["loss_scale"] == {"kind": "none"}
+    assert "parallel" not in config
+    assert "converted for one device (--devices 1)" in out.read_text()
+    load_config(out)
+
+
+def test_omitted_arguments_take_mindcv_defaults(tmp_path: Path, capsys) -> None:
+    data = imagenet_like(tmp_path)
+    recipe = tmp_path / "minimal.yaml"
+    recipe.write_text(f'model: "resnet18"\ndata_dir: "{data}"\n')
+    out = tmp_path / "minimal_run.yaml"
+
+    code, err, _ = run(recipe, out, capsys)
+
+    assert code == 1
+    config = yaml.safe_load(out.read_text())
+    # config.py: opt adam, lr 0.001, weight_decay 1e-6, scheduler cosine_decay, warmup 3, epochs 90,
+    # batch 128; num_classes None -> the class folders of data_dir/train (3 here)
+    assert config["optimizer"]["name"] == "adam"
+    assert config["optimizer"]["lr"] == 0.001
+    assert config["optimizer"]["weight_decay"] == 1e-6
+    assert config["lr_schedule"] == {
+        "kind": "warmup_cosine",
+        "warmup_epochs": 3,
+        "warmup_start_lr": 0.0,
+        "min_lr": 1e-6,
+    }
+    assert config["train"]["epochs"] == 90
+    assert config["data"]["train"]["batch_size"] == 128
+    assert config["network"]["num_classes"] == 3
+    assert "eval" not in config and "eval" not in config["data"]
+    not_converted = findings(err, "not converted")
+    assert not_converted["hflip"].startswith("0.5, mindcv's default (")
+    assert not_converted["color_jitter"].startswith("0.4, mindcv's default (")
+    approximated = findings(err, "approximated")
+    # decay_epochs 100 is not the 87 epochs after the warm-up; weight decay on every parameter
+    assert set(approximated) == {"decay_epochs", "weight_decay_filter"}
+    assert approximated["decay_epochs"].startswith("100, mindcv's default (")
+    assert "runtime:\n  mode: graph  # mode 0 (mindcv default)\n" in out.read_text()
+    load_config(out)
+
+
+def test_unknown_and_legacy_keys(tmp_path: Path, capsys) -> None:
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        MNIST_RECIPE.format(data_dir=tmp_path / "mnist").replace('weight_decay_filter: "norm_and_bias"', "")
+        + "filter_bias_and_bn: True\nmy_own_flag: 3\n"
+    )
+    code, err, _ = run(recipe, tmp_path / "out.yaml", capsys)
+    assert code == 1
+    assert err == ["not converted: my_own_flag = 3 (not an argument of mindcv 0.3.0's config.py)"]
+    assert (
+        yaml.safe_load((tmp_path / "out.yaml").read_text())["optimizer"]["decay_filter"] == "no_norm_no_bias"
+    )
+
+
+def test_relative_data_dir_is_rewritten_relative_to_the_output(tmp_path: Path, capsys, monkeypatch) -> None:
+    imagenet_like(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    Path("recipe.yaml").write_text(RESNET18_RECIPE.format(data_dir="./imagenet"))
+    Path("configs").mkdir()
+    code, _, _ = run(Path("recipe.yaml"), Path("configs/r18.yaml"), capsys, "--devices", "8")
+    assert code == 1
+    config = yaml.safe_load(Path("configs/r18.yaml").read_text())
+    assert config["data"]["train"]["path"] == "../imagenet/train"
+    assert config["data"]["eval"]["path"] == "../imagenet/val"
+    load_config(Path("configs/r18.yaml"))
+
+
+def test_distribute_and_devices_disagree(tmp_path: Path, capsys) -> None:
+    data = imagenet_like(tmp_path)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(RESNET18_RECIPE.format(data_dir=data))
+    run(recipe, tmp_path / "one.yaml", capsys)  # distribute: True, --devices 1
+    one = yaml.safe_load((tmp_path / "one.yaml").read_text())
+    assert one["data"]["train"]["batch_size"] == 32
+    assert one["parallel"] == {"mode": "stand_alone"}
+
+    recipe.write_text(RESNET18_RECIPE.format(data_dir=data).replace("distribute: True", "distribute: False"))
+    _, err, _ = run(recipe, tmp_path / "single.yaml", capsys, "--devices", "4")
+    single = yaml.safe_load((tmp_path / "single.yaml").read_text())
+    assert single["data"]["train"]["batch_size"] == 32
+    assert "parallel" not in single
+    assert "note: --devices 4 ignored: distribute is false, mindcv trains on one device" in err
+
+
+def test_multi_step_milestones_and_an_unconvertible_warm_up(tmp_path: Path, capsys) -> None:
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        MNIST_RECIPE.format(data_dir=tmp_path / "mnist")
+        .replace(
+            'scheduler: "step_decay"', 'scheduler: "multi_step_decay"\nmulti_step_decay_milestones: [4, 2, 9]'
+        )
+        .replace("warmup_epochs: 0", "warmup_epochs: 1")
+    )
+    code, err, _ = run(recipe, tmp_path / "out.yaml", capsys)
+    assert code == 1
+    # milestones count from the end of the warm-up (1 epoch): 2 -> 3, 4 -> 5; 9 is past epoch_size
+    schedule = yaml.safe_load((tmp_path / "out.yaml").read_text())["lr_schedule"]
+    assert schedule == {"kind": "piecewise", "milestones": [3, 5], "gamma": 0.5}
+    assert set(findings(err, "not converted")) == {"warmup_epochs", "warmup_factor"}
+    load_config(tmp_path / "out.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "cannot read"),
+        ("lr: [0.1\n", "is not valid YAML"),
+        ("- lr: 0.1\n", "a mindcv recipe is a mapping"),
+        ("lr: fast\n", "lr: expected a number, got 'fast'"),
+        ("distribute: maybe\n", "distribute: expected true or false"),
+    ],
+)
+def test_unreadable_recipe_exits_2_and_writes_nothing(tmp_path: Path, capsys, text, message) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    if text is not None:
+        recipe.write_text(text)
+    code, err, _ = run(recipe, tmp_path / "out.yaml", capsys)
+    assert code == 2
+    assert message in "\n".join(err)
+    assert not (tmp_path / "out.yaml").exists()
+
+
+def test_help_has_examples(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["import-mindcv", "--help"])
+    assert "mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8" in (
+        capsys.readouterr().out
+    )
+
+
+def test_converter_imports_neither_mindspore_nor_mindcv() -> None:
+    code = "import sys, mscodegen.mindcv_recipe; print(any(m.split('.')[0] in ('mindspore', 'mindcv') for m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_unwritable_output_exits_2(tmp_path: Path, capsys) -> None:
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(MNIST_RECIPE.format(data_dir=tmp_path / "mnist"))
+    code, err, _ = run(recipe, tmp_path / "missing" / "out.yaml", capsys)
+    assert code == 2
+    assert err[0].startswith(f"error: cannot write {tmp_path / 'missing' / 'out.yaml'}")
+
+
+@pytest.mark.slow
+def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> None:
+    """The converted values (mindcv kwargs, CrossEntropyLoss kwargs, adamw, cosine) run in MindSpore."""
+    rng = np.random.default_rng(3)
+    root = tmp_path / "mnist"
+    root.mkdir()
+    for prefix in ("train", "t10k"):
+        images = rng.integers(0, 256, size=(8, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=8, dtype=np.uint8)
+        (root / f"{prefix}-images-idx3-ubyte").write_bytes(
+            struct.pack(">IIII", 2051, 8, 28, 28) + images.tobytes()
+        )
+        (root / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, 8) + labels.tobytes())
+    recipe = tmp_path / "small.yaml"
+    recipe.write_text(
+        f'mode: 1\ndataset: "mnist"\ndata_dir: "{root}"\nbatch_size: 4\nnum_parallel_workers: 1\n'
+        'image_resize: 32\nmodel: "resnet18"\nin_channels: 1\nepoch_size: 2\n'
+        'dataset_sink_mode: False\nopt: "adamw"\nweight_decay: 0.05\nweight_decay_filter: "norm_and_bias"\n'
+        'scheduler: "cosine_decay"\nwarmup_epochs: 0\ndecay_epochs: 2\nlabel_smoothing: 0.1\nshuffle: False\n'
+    )
+    out = tmp_path / "small_run.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1 and set(findings(err, "approximated")) == {"opt"}  # only AdamW's bias correction
+    model, native = run_both(out, tmp_path / "runs", steps=2)
+    assert len(model.steps) == len(native.steps) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected", "fragment"),
+    [
+        (
+            'opt: "lion"',
+            {"not converted": {"opt"}},
+            {
+                "optimizer": {
+                    "name": "momentum",
+                    "lr": 0.05,
+                    "weight_decay": 0.0005,
+                    "decay_filter": "no_norm_no_bias",
+                }
+            },
+        ),
+        (
+            'scheduler: "exponential_decay"',
+            {"not converted": {"scheduler"}},
+            {"lr_schedule": {"kind": "constant"}},
+        ),
+        ('loss: "BCE"', {"not converted": {"loss"}}, {"loss": None}),
+        (
+            "clip_grad: True\nclip_value: 5.0\ngradient_accumulation_steps: 2",
+            {"approximated": {"gradient_accumulation_steps"}},
+            {"grad": {"clip": {"kind": "global_norm", "max_norm": 5.0}, "accumulation_steps": 2}},
+        ),
+        (
+            'pretrained: True\nckpt_path: "resnet18-10_100.ckpt"',
+            {"not converted": {"pretrained", "ckpt_path"}},
+            {},
+        ),
+        ("lr_epoch_stair: True", {}, {}),  # step_decay changes the LR per epoch anyway
+        (
+            'scheduler: "cosine_decay"\ndecay_epochs: 8\nlr_epoch_stair: True',
+            {"not converted": {"lr_epoch_stair"}},
+            {"lr_schedule": {"kind": "cosine", "min_lr": 1e-6}},
+        ),
+        (
+            'loss_scale_type: "auto"\nloss_scale: 128.0',
+            {"not converted": {"loss_scale_type"}},
+            {"loss_scale": None},
+        ),
+        (
+            "loss_scale: 128.0\ndrop_overflow_update: True",
+            {},
+            {"loss_scale": {"kind": "fixed", "value": 128.0, "drop_overflow_update": True}},
+        ),
+    ],
+)
+def test_each_unconvertible_choice_is_reported_and_the_config_still_validates(
+    tmp_path: Path, capsys, extra: str, expected: dict, fragment: dict
+) -> None:
+    # `extra` is appended to the MNIST recipe: a repeated key takes the later value (yaml.safe_load, as mindcv)
+    write_mnist(tmp_path / "mnist")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(MNIST_RECIPE.format(data_dir=tmp_path / "mnist") + extra + "\n")
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == (1 if expected else 0)
+    for kind in ("not converted", "approximated"):
+        assert set(findings(err, kind)) == expected.get(kind, set())
+    config = yaml.safe_load(out.read_text())
+    for key, value in fragment.items():
+        assert config.get(key) == value
+    load_config(out)
+
+
+def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> None:
+    (tmp_path / "cifar").mkdir()
+    (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073))
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        MNIST_RECIPE.format(data_dir=tmp_path / "cifar").replace('dataset: "mnist"', 'dataset: "cifar10"')
+        + "hflip: 0.5\n"  # not used by mindcv's cifar10 transforms: ignored, not reported
+    )
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1
+    assert set(findings(err, "approximated")) == {"dataset"}
+    assert findings(err, "not converted") == {}
+    config = yaml.safe_load(out.read_text())
+    assert config["data"]["train"]["transforms"] == {
+        "resize": [32, 32],
+        "normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]},
+    }
+    assert config["network"]["num_classes"] == 10
+    assert "#   hflip = 0.5 (mindcv's cifar10 transforms do not use it)\n" in out.read_text()
+    load_config(out)
