@@ -244,6 +244,118 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
     return rows
 
 
+# --------------------------------------------------------------------------- limit and cost
+
+
+def _child_json(args: list[str], timeout: float) -> dict | list:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.limit", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"bench.limit {' '.join(args)} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _variant_config(
+    base: Path, work: Path, name: str, batch: int | None = None, network: dict | None = None
+) -> Path:
+    spec = yaml.safe_load(base.read_text())
+    if batch is not None:
+        spec["data"]["train"]["batch_size"] = batch
+        spec["data"]["train"]["num_samples"] = max(spec["data"]["train"].get("num_samples", 0), batch * 64)
+    if network is not None:
+        spec["network"] = network
+    path = work / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+# (label, base config, batch, network override): the cost curve's points
+COST_POINTS = [
+    *((f"lenet b{b}", "bench_lenet_fp32", b, None) for b in (16, 32, 64, 128)),
+    ("resnet18 b16", "bench_resnet18_fp32", 16, None),
+    ("resnet50 b16", "bench_resnet18_fp32", 16, {"kind": "mindcv", "name": "resnet50", "num_classes": 10}),
+]
+
+
+def bench_limit_and_cost(work: Path, opts: argparse.Namespace) -> dict:
+    """The floor's achieved FLOP/s against a practical peak, bare conv speed, and the cost curve."""
+    print("limit: practical peak (numpy float32 matmul), bare MindSpore convolutions", flush=True)
+    wait_for_idle(opts.max_load, opts.max_wait)
+    peak = _child_json(["peak"], opts.timeout)
+    convs = _child_json(["convs"], opts.timeout)
+    print(f"  numpy matmul: {peak['gflops']:.1f} GFLOP/s", flush=True)
+    for row in convs:
+        print(f"  nn.Conv2d {row['conv']}: {row['ms']:.2f} ms, {row['gflops']:.2f} GFLOP/s", flush=True)
+    points = []
+    for label, base, batch, network in COST_POINTS if not opts.quick else COST_POINTS[:2]:
+        name = label.replace(" ", "_")
+        config = _variant_config(BENCH / "configs" / f"{base}.yaml", work, name, batch, network)
+        out_dir = work / f"cost-{name}"
+        subprocess.run(
+            [*MSCODEGEN, "new", str(config), "--out", str(out_dir), "--force"],
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        (out_dir / "bench.json").write_text(json.dumps({"amp_level": "O0"}))
+        flops = _child_json(["flops", str(out_dir), str(batch)], opts.timeout)
+        steps = _steps_for(config, opts.quick) if "lenet" in label else (9 if "18" in label else 6)
+        run = {}
+        for kind in ("floor", "model"):
+            run[kind] = measured_run(out_dir, kind, "memory", steps, opts)
+        point = {"label": label, "batch": batch, **flops}
+        for kind, r in run.items():
+            if "steps_per_s" in r:
+                point[f"{kind}_steps_per_s"] = r["steps_per_s"]
+                point[f"{kind}_samples_per_s"] = r["steps_per_s"] * batch
+                point[f"{kind}_peak_rss_mb"] = r["peak_rss_mb"]
+                point[f"{kind}_gflops"] = r["steps_per_s"] * flops["train_flops"] / 1e9
+            else:
+                point[f"{kind}_error"] = r.get("error", "")
+        points.append(point)
+        if "floor_gflops" in point:
+            print(
+                f"  {label:14} {flops['train_flops'] / 1e9:7.3f} GFLOP/step  floor {point['floor_steps_per_s']:.2f} "
+                f"steps/s = {point['floor_gflops']:.2f} GFLOP/s ({100 * point['floor_gflops'] / peak['gflops']:.2f}% "
+                f"of peak)  model RSS {point.get('model_peak_rss_mb', float('nan')):.0f} MB",
+                flush=True,
+            )
+    return {"peak": peak, "convs": convs, "cost": points}
+
+
+def plot_cost(result: dict, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lenet = [p for p in result["cost"] if p["label"].startswith("lenet") and "model_steps_per_s" in p]
+    nets = [p for p in result["cost"] if p["batch"] == 16 and "model_steps_per_s" in p]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    batches = [p["batch"] for p in lenet]
+    for kind in ("floor", "model"):
+        axes[0].plot(batches, [p[f"{kind}_samples_per_s"] for p in lenet], marker="o", label=kind)
+    axes[0].set(xscale="log", xlabel="batch size (LeNet)", ylabel="samples/s", title="throughput vs batch")
+    axes[0].legend()
+    axes[1].plot(batches, [p["model_peak_rss_mb"] for p in lenet], marker="o", label="LeNet (model variant)")
+    axes[1].set(xscale="log", xlabel="batch size", ylabel="peak RSS (MB)", title="memory vs batch")
+    labels = [p["label"].split()[0] for p in nets]
+    axes[2].bar(labels, [p["floor_gflops"] for p in nets], label="floor GFLOP/s achieved")
+    axes[2].set(
+        ylabel="GFLOP/s", title=f"achieved vs numpy matmul peak {result['peak']['gflops']:.0f} GFLOP/s"
+    )
+    for i, p in enumerate(nets):
+        axes[2].annotate(f"{p['model_peak_rss_mb']:.0f} MB", (i, p["floor_gflops"]), ha="center", va="bottom")
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
 # --------------------------------------------------------------------------- generation
 
 
@@ -337,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-wait", type=float, default=120, help="seconds to wait for the load to drop")
     parser.add_argument("--no-peer", action="store_true", help="skip the mindcv peer rows")
     parser.add_argument("--retries", type=int, default=2, help="reruns of a run started above --max-load")
-    parser.add_argument("--only", choices=("training", "generation"), default=None)
+    parser.add_argument("--only", choices=("training", "generation", "limit"), default=None)
     parser.add_argument("--inputs", default="memory,pipeline", help="comma list of memory,pipeline")
     parser.add_argument(
         "--all-inputs", action="store_true", help="also run the pipeline input for ResNet and O2 rows"
@@ -361,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "training"):
             print("training (one process at a time):")
             training = bench_training(work, args)
+        limit = {}
+        if args.only in (None, "limit"):
+            limit = bench_limit_and_cost(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     info["loadavg_end"] = os.getloadavg()
@@ -381,8 +496,12 @@ def main(argv: list[str] | None = None) -> int:
             "ci": f"percentile bootstrap of the median, {stats.RESAMPLES} resamples, seed {stats.SEED}",
         },
     }
-    report.update(training=training, generation=generation)
+    report.update(training=training, generation=generation, limit=limit)
     out.write_text(json.dumps(report, indent=2) + "\n")
+    if limit.get("cost"):
+        png = out.with_name(out.stem + "-cost.png")
+        plot_cost(limit, png)
+        print(f"wrote {png.relative_to(ROOT) if png.is_relative_to(ROOT) else png}")
     print(
         f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}  ({info['bench_wall_s']:.0f} s)"
     )
