@@ -60,8 +60,8 @@ def unified_diff(old: str, new: str, name: str) -> str:
     return "".join(ln if ln.endswith("\n") else ln + missing_eol for ln in lines)
 
 
-class _LineMatcher(difflib.SequenceMatcher[str]):
-    """difflib's matcher without the autojunk heuristic (see the module docstring)."""
+class _LineMatcher:
+    """difflib's matcher without the autojunk heuristic (see the module docstring), as Merge3 calls it."""
 
     def __init__(
         self,
@@ -70,7 +70,10 @@ class _LineMatcher(difflib.SequenceMatcher[str]):
         b: Sequence[str] = "",
         autojunk: bool = False,
     ) -> None:
-        super().__init__(isjunk, a, b, autojunk=False)
+        self._matcher = difflib.SequenceMatcher(isjunk, a, b, autojunk=False)
+
+    def get_matching_blocks(self) -> list[tuple[int, int, int]]:
+        return [(m.a, m.b, m.size) for m in self._matcher.get_matching_blocks()]
 
 
 def _eol(lines: Sequence[str]) -> str:

@@ -189,12 +189,17 @@ def test_adjacent_edits_conflict_as_in_git() -> None:
     ]
 
 
-def test_edits_separated_by_a_blank_line_in_a_long_file_merge() -> None:
-    """No autojunk: in a file over 200 lines a blank line still separates two edits."""
-    filler = "".join(f"x{i} = {i}\n\n" for i in range(150))
-    base = filler + "a = 1\n\nb = 2\n" + filler
-    result = merge3(base, base.replace("a = 1", "a = 10"), base.replace("b = 2", "b = 20"))
-    assert result == MergeResult(base.replace("a = 1", "a = 10").replace("b = 2", "b = 20"), [])
+LONG = "".join(f"x{i} = {i}\n\n" for i in range(150))  # 300 lines, half of them blank
+LONG_BASE = LONG + "a = 1\n\n\nb = 2\n" + LONG
+
+
+def test_blank_lines_in_a_long_file_still_separate_edits() -> None:
+    """No autojunk: difflib's default would treat the (popular) blank lines as junk in a file over
+    200 lines, fuse `a` and `b` into one change and report a conflict with the insertion between."""
+    ours = LONG_BASE.replace("a = 1", "a = 10").replace("b = 2", "b = 20")
+    theirs = LONG_BASE.replace("a = 1\n\n\n", "a = 1\n\n# new\n\n")
+    result = merge3(LONG_BASE, ours, theirs)
+    assert result == MergeResult(LONG + "a = 10\n\n# new\n\nb = 20\n" + LONG, [])
 
 
 def test_insertion_touching_other_sides_edit_conflicts() -> None:
@@ -230,6 +235,11 @@ GIT_CASES = {
     "insert vs edit": ("a\nb\nc\n", "a\nb\nX\nc\n", "a\nB\nc\n"),
     "delete vs edit": ("a\nb\nc\n", "a\nc\n", "a\nB\nc\n"),
     "shifted": (BASE, "# notes\n" + BASE, BASE.replace("    save_checkpoint(net, epoch)\n", "")),
+    "blank lines in a long file": (
+        LONG_BASE,
+        LONG_BASE.replace("a = 1", "a = 10").replace("b = 2", "b = 20"),
+        LONG_BASE.replace("a = 1\n\n\n", "a = 1\n\n# new\n\n"),
+    ),
     "identical plus one": (
         BASE,
         BASE.replace("lr = 0.01", "lr = 0.02"),
