@@ -59,8 +59,12 @@ def test_one_differing_value_names_the_parameter_and_max_abs_difference(ckpts: P
 
 
 def test_missing_and_extra_parameters(ckpts: Path) -> None:
-    assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "no_bias.ckpt") == ["parameter fc.bias: only in model"]
-    assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "extra.ckpt") == ["parameter fc.scale: only in native"]
+    assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "no_bias.ckpt") == [
+        "parameter fc.bias: only in model"
+    ]
+    assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "extra.ckpt") == [
+        "parameter fc.scale: only in native"
+    ]
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "no_bias.ckpt", labels=("left", "right")) == [
         "parameter fc.bias: only in left"
     ]
