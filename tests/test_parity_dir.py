@@ -153,3 +153,50 @@ def test_untouched_pair_compares_final_weights(gen, cli) -> None:
     assert re.search(rf"^identical: {STEPS} steps.*, final weights equal$", out, re.MULTILINE), out + err
     for variant in ("model", "native"):
         assert Path("kept", variant, "weights.ckpt").stat().st_size > 0
+
+
+PERTURB_SAVED_WEIGHTS = '''
+import mindspore as _ms
+
+_real_save_checkpoint = _ms.save_checkpoint
+
+
+def _perturbed_save_checkpoint(network, path, *args, **kwargs):
+    """Test edit: the final weights (--save-weights) get one parameter shifted by 1e-3."""
+    if str(path).endswith("weights.ckpt"):
+        param = network.trainable_params()[0]
+        param.set_data(param + 1e-3)
+        print("PERTURBED", param.name, flush=True)
+    return _real_save_checkpoint(network, path, *args, **kwargs)
+
+
+_ms.save_checkpoint = _perturbed_save_checkpoint
+
+'''
+
+
+@pytest.mark.slow
+def test_an_edit_of_the_final_weights_only_fails_on_the_weights(gen, cli) -> None:
+    """Needs `--save-weights PATH` (saved with ms.save_checkpoint) in the generated scripts."""
+    script = gen / NATIVE
+    text = script.read_text()
+    main_guard = 'if __name__ == "__main__":'
+    assert text.count(main_guard) == 1
+    script.write_text(text.replace(main_guard, PERTURB_SAVED_WEIGHTS + main_guard))
+
+    rc, out, err = cli("parity", gen, "--steps", STEPS, "--keep", "kept")
+    assert rc == 1, out + err
+    perturbed = re.findall(
+        r"^PERTURBED (\S+)$", Path("kept", "native", "stdout.txt").read_text(), re.MULTILINE
+    )
+    assert len(perturbed) == 1
+    problems = [line for line in err.splitlines() if line.startswith("NOT identical")]
+    match = re.fullmatch(
+        rf"NOT identical: final weights: parameter {re.escape(perturbed[0])}: "
+        r"max \|model - native\| = (\S+) \((\d+) of (\d+) values differ\)",
+        problems[0] if problems else "",
+    )
+    assert match, err
+    assert float(match.group(1)) == pytest.approx(1e-3, rel=1e-3)
+    assert match.group(2) == match.group(3)  # every value of that parameter was shifted
+    assert re.search(rf"^ +{STEPS} +\d+ .* yes$", out, re.MULTILINE)  # the losses still agree
