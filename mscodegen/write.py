@@ -402,7 +402,7 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
             status, text = "created", theirs
         elif _MARKER_RE.search(ours) and ours != theirs:
             raise UnresolvedConflictError(path)
-        elif name in broken:
+        elif name in broken and ours != theirs:  # equal: nothing to merge, the copy is repaired
             raise broken[name]
         else:
             result = _gated(name, merge3(pristine.get(name, ""), ours, theirs), ours, theirs)

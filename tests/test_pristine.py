@@ -210,6 +210,14 @@ def test_unusable_copy_of_an_unedited_file_needs_no_pristine_text(out: Path) -> 
     assert pristine(out) == {"train.py": V2}
 
 
+def test_update_repairs_an_unusable_copy_when_the_file_is_already_current(out: Path) -> None:
+    (pristine_dir(out) / "train.py").write_text("tampered\n")
+    (out / "train.py").write_text(V2)
+    assert update(out, {"train.py": V2}, META).statuses == {"train.py": "unchanged"}
+    assert pristine(out) == {"train.py": V2}
+    assert user_edits(out) == {}
+
+
 def test_generated_names_cannot_reach_mscodegens_own_files(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="invalid generated file name"):
         write_new(tmp_path, {".mscodegen/pristine/x.py": "x = 1\n"}, META)
