@@ -5,14 +5,16 @@ generation (``theirs``), both derived from the pristine generated text
 (``base``). ``merge3.Merge3`` finds the regions (unchanged, changed on one side,
 changed identically on both, conflict); this module only renders them:
 
-- Regions follow ``git merge-file --diff3``: edits on *adjacent* lines of the two
-  sides (no unchanged line between them) are one conflict, as in git. The
-  hand-written merge this replaces resolved such edits itself; that was not git's
-  behaviour and is gone.
+- Regions are git's: edits on *adjacent* lines of the two sides (no unchanged
+  line between them) are one conflict, as in ``git merge-file --diff3`` (the tests
+  compare with it; difflib and git's xdiff may still align unusual edits
+  differently). The hand-written merge this replaces resolved adjacent edits
+  itself; that was not git's behaviour and is gone.
 - The line matcher is difflib's ``SequenceMatcher`` with ``autojunk=False``
-  (``Merge3`` takes the matcher class): with autojunk, difflib ignores "popular"
-  lines (blank lines, ``)``) in files over 200 lines, so two edits separated by a
-  blank line would fuse into one conflict. git's diff has no such heuristic.
+  (``Merge3`` takes the matcher class; its default keeps autojunk on): with
+  autojunk, difflib ignores "popular" lines (blank lines, ``)``) in files over 200
+  lines, so edits separated only by blank lines fuse into one change, which then
+  conflicts with an edit the other side made between them. git has no such heuristic.
 - Markers are rendered here rather than by ``Merge3.merge_lines``, because that
   method reports no line numbers (the CLI prints ``file:line`` for each conflict)
   and would glue a marker onto a last line that has no newline. Lines keep their
