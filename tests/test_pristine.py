@@ -274,3 +274,11 @@ def test_kill_after_pristine_copies_before_lock_keeps_the_old_base(
         "sha256": hashlib.sha256(V2.encode()).hexdigest()
     }
     assert not list(out.rglob("*.tmp"))
+
+
+def test_cli_reports_an_unusable_copy_and_exits_1(out: Path, capsys) -> None:
+    copy = pristine_dir(out) / "train.py"
+    copy.unlink()
+    assert main(["diff", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {copy} is missing") and "nothing was written" in err
