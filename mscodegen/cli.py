@@ -8,10 +8,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .config import LoadedConfig
+    from .plan import Variant
+    from .write import LockMeta
 
 EXAMPLES = """\
 examples:
@@ -23,6 +29,7 @@ examples:
   mscodegen update examples/lenet_digits.yaml        # regenerate and merge your edits (3-way)
   mscodegen diff generated/lenet_digits              # your edits vs the pristine generated text
   mscodegen parity examples/lenet_digits.yaml --steps 20
+  mscodegen parity generated/lenet_digits            # run the scripts on disk (your edits) and compare
   mscodegen parity examples/lenet_digits.yaml --workers 2   # both variants data parallel under msrun
 """
 
@@ -39,8 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .fmt import GeneratedCodeError
     from .write import WriteError
 
+    func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return args.func(args)
+        return func(args)
     except GeneratedCodeError as exc:
         print(f"internal error (please report it): {exc}", file=sys.stderr)
         return EXIT_FAIL
@@ -141,10 +149,18 @@ def _parser() -> argparse.ArgumentParser:
 
     parity = command(
         "parity",
-        "run both variants and compare their per-step losses (exit 0 equal, 1 not)",
-        "mscodegen parity examples/lenet_digits.yaml --steps 20",
+        "run both variants and compare their per-step losses and final weights (exit 0 equal, 1 not)",
+        "mscodegen parity examples/lenet_digits.yaml --steps 20\n"
+        "  mscodegen parity generated/lenet_digits      # the scripts as they are on disk, your edits included",
     )
-    parity.add_argument("config", type=Path)
+    parity.add_argument(
+        "target",
+        type=Path,
+        metavar="CONFIG|DIR",
+        help="a config (both scripts generated afresh) or a directory written by `mscodegen new` "
+        "(its scripts run as they are on disk)",
+    )
+    _overrides(parity)
     parity.add_argument("--steps", type=int, default=20, help="steps to run (default: %(default)s)")
     parity.add_argument("--epochs", type=int, default=None, help="override train.epochs")
     parity.add_argument(
@@ -246,7 +262,7 @@ def _overrides(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(path: Path, overrides: Sequence[str] = ()):  # noqa: ANN202
+def _load(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
     """load_config, with any unexpected failure of the reader turned into a located ConfigError."""
     from .config import load_config
     from .errors import ConfigError, Problem
@@ -260,7 +276,7 @@ def _load(path: Path, overrides: Sequence[str] = ()):  # noqa: ANN202
         raise ConfigError([Problem("", 1, 1, message)], str(path)) from None
 
 
-def _prepare(args: argparse.Namespace):  # noqa: ANN202
+def _prepare(args: argparse.Namespace) -> tuple[Path, dict[str, str], LockMeta]:
     from .generate import default_out_dir, generate, lock_meta
     from .write import LOCK_NAME, read_lock
 
@@ -270,7 +286,7 @@ def _prepare(args: argparse.Namespace):  # noqa: ANN202
         lock = read_lock(out_dir)  # reproduce the scripts with the overrides they were made with
         if lock is not None and lock.meta.overrides:
             loaded = _load(args.config, lock.meta.overrides)
-    variants = ("model", "native") if args.variant == "both" else (args.variant,)
+    variants: tuple[Variant, ...] = ("model", "native") if args.variant == "both" else (args.variant,)
     return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)
 
 
@@ -397,7 +413,8 @@ def _cmd_parity(args: argparse.Namespace) -> int:
         print("error: --workers must be at least 1", file=sys.stderr)
         return EXIT_CONFIG
     return run_parity(
-        args.config,
+        args.target,
+        overrides=args.set or (),
         steps=args.steps,
         epochs=args.epochs,
         keep=args.keep,

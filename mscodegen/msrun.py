@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import psutil
 
@@ -23,7 +24,8 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now (for msrun's scheduler)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def child_env(log_dir: Path, port: int | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -46,7 +48,7 @@ def launch_command(script: Path, args: list[str]) -> list[str]:
     return ["bash", str(script.parent / LAUNCH_NAME), str(script), *args]
 
 
-def run_launched(cmd: list[str], *, cwd: Path, env: dict[str, str], stdout, timeout: float) -> int:
+def run_launched(cmd: list[str], *, cwd: Path, env: dict[str, str], stdout: IO[str], timeout: float) -> int:
     """Run msrun (via launch.sh) and wait; on timeout kill it, its scheduler and its workers.
 
     msrun starts each worker in a session of its own (setsid), so killing msrun's process group is

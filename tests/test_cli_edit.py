@@ -31,7 +31,7 @@ from mscodegen.config import load_config
 from mscodegen.generate import generate
 from mscodegen.parity import run_script, step_differences
 from mscodegen.plan import SCRIPT_NAMES
-from mscodegen.write import LOCK_NAME, read_lock
+from mscodegen.write import LOCK_NAME
 
 from conftest import TINY
 
@@ -107,6 +107,12 @@ def project(tmp_path, write_config, monkeypatch, cli) -> Project:
     assert rc == 0, err
     assert out.count("created") == 2, out
     return proj
+
+
+def pristine_copies(out: Path) -> dict[str, str]:
+    """The pristine copies mscodegen keeps under out/.mscodegen/pristine, read directly."""
+    root = out / ".mscodegen" / "pristine"
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -201,8 +207,8 @@ def test_update_keeps_the_edits_and_applies_the_config_change(project, cli):
         compile(merged, name, "exec")
     assert project.text(NATIVE).count("my-edit step") == 1
     assert "my-edit" not in project.text(MODEL)
-    # The lock now holds the new pristine text, so the edits are all `diff` shows.
-    assert read_lock(project.out).files == project.fresh()
+    # The pristine copies are now the new generation, so the edits are all `diff` shows.
+    assert pristine_copies(project.out) == project.fresh()
     rc, out, _ = cli("diff", project.out)
     assert rc == 0
     pristine = project.fresh()
@@ -334,7 +340,7 @@ def test_new_force_overwrites_and_keeps_a_bak_of_the_edit(project, cli):
         assert bak.read_bytes() == edited[name].encode("utf-8")
         assert re.search(rf"overwritten\s+{re.escape(str(project.path(name)))}$", out, re.MULTILINE)
         assert re.search(rf"backup\s+{re.escape(str(bak))}$", out, re.MULTILINE)
-    assert read_lock(project.out).files == fresh
+    assert pristine_copies(project.out) == fresh
     rc, out, _ = cli("diff", project.out)
     assert rc == 0 and "no edits" in out
 
@@ -354,7 +360,7 @@ def test_new_native_next_to_an_edited_model_leaves_it_alone(tmp_path, write_conf
     assert rc == 0, err
     assert snapshot(out)[MODEL] == model_before  # bytes and mtime
     assert (out / NATIVE).read_text() == generate(load_config(config), out)[NATIVE]
-    assert read_lock(out).files == {MODEL: pristine_model, NATIVE: (out / NATIVE).read_text()}
+    assert pristine_copies(out) == {MODEL: pristine_model, NATIVE: (out / NATIVE).read_text()}
     rc, stdout, _ = cli("diff", out)
     assert f"+++ b/{MODEL}" in stdout and f"+LR = {MY_LR}  # tuned by hand" in stdout
     assert NATIVE not in stdout
@@ -503,13 +509,16 @@ def test_failing_formatter_mid_generation_writes_nothing(project, cli, command, 
     [
         ("new", "fsync 1"),  # new text in the temp file, not yet renamed over the script
         ("new", "replace 2"),  # first script replaced, second not, lock not
-        ("new", "replace 3"),  # both scripts replaced, the lock not
+        ("new", "replace 3"),  # both scripts replaced, the pristine copies and the lock not
+        ("new", "replace 5"),  # one pristine copy replaced (the old one kept in .mscodegen/previous)
+        ("new", "replace 7"),  # every file but the lock
         ("update", "replace 1"),
         ("update", "replace 2"),  # the rerun merges a half-updated directory
+        ("update", "replace 6"),  # scripts and both pristine copies replaced, the lock not
     ],
 )
 def test_write_interrupted_leaves_whole_files_and_a_rerun_finishes(project, cli, command, fail_at):
-    """os.replace/fsync raising at the n-th file (scripts, then the lock) = a kill mid-write."""
+    """os.replace/fsync raising at the n-th file (scripts, pristine copies, then the lock) = a kill mid-write."""
     if command == "update":
         edit_files(project)
     project.change_config()
@@ -523,7 +532,7 @@ def test_write_interrupted_leaves_whole_files_and_a_rerun_finishes(project, cli,
 
     assert temp_files(project.root) == []
     names = sorted(p.name for p in project.out.iterdir())
-    assert names == sorted((*SCRIPTS, LOCK_NAME)), names  # no .orig/.bak: there is no conflict
+    assert names == sorted((*SCRIPTS, LOCK_NAME, ".mscodegen")), names  # no .orig/.bak: there is no conflict
     for name in SCRIPTS:
         assert project.text(name) in (old[name], final[name]), f"{name} is neither old nor new"
     # The lock is written last: an interrupted run leaves the previous lock untouched.
@@ -532,7 +541,7 @@ def test_write_interrupted_leaves_whole_files_and_a_rerun_finishes(project, cli,
     rc, out, err = cli(command, project.config, "--out", project.out)
     assert rc == 0, err
     assert {n: project.text(n) for n in SCRIPTS} == final
-    assert read_lock(project.out).files == fresh
+    assert pristine_copies(project.out) == fresh
     assert temp_files(project.root) == []
 
 

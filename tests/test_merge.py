@@ -1,6 +1,15 @@
-"""Tests for mscodegen.merge.merge3 (line-based diff3 merge)."""
+"""Tests for mscodegen.merge.merge3 (line-based diff3 merge on the merge3 package).
+
+Where git is installed, `git merge-file --diff3` is the oracle for the merged text.
+"""
 
 from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from mscodegen.merge import MergeResult, merge3, split_lines
 
@@ -26,10 +35,10 @@ def test_realistic_edits_in_different_places_merge_cleanly() -> None:
         "        loss = train_step(x, y)\n",
         "        loss = train_step(x, y)\n        print(f'step {step}: {loss}')\n",
     )
-    theirs = BASE.replace("epochs = 5", "epochs = 8").replace(
+    theirs = BASE.replace(
         "opt = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)",
         "opt = nn.Adam(net.trainable_params(), learning_rate=lr)",
-    )
+    ).replace("loss_fn = nn.CrossEntropyLoss()", "loss_fn = nn.MSELoss()")
     result = merge3(BASE, ours, theirs)
     assert result.conflicts == []
     assert (
@@ -38,11 +47,11 @@ def test_realistic_edits_in_different_places_merge_cleanly() -> None:
 import mindspore as ms
 from mindspore import nn
 
-epochs = 8
+epochs = 5
 lr = 0.003
 net = build_net()
 opt = nn.Adam(net.trainable_params(), learning_rate=lr)
-loss_fn = nn.CrossEntropyLoss()
+loss_fn = nn.MSELoss()
 
 for epoch in range(epochs):
     for step, (x, y) in enumerate(loader):
@@ -86,7 +95,8 @@ def test_two_conflict_blocks_report_both_marker_lines() -> None:
 def test_identical_edit_on_both_sides_is_taken_once() -> None:
     edited = BASE.replace("lr = 0.01", "lr = 0.02")
     assert merge3(BASE, edited, edited) == MergeResult(edited, [])
-    both = BASE.replace("lr = 0.01", "lr = 0.02").replace("epochs = 5", "epochs = 9")
+    # the same edit on both sides, plus one more (not adjacent) on theirs
+    both = BASE.replace("lr = 0.01", "lr = 0.02").replace("nn.CrossEntropyLoss()", "nn.MSELoss()")
     ours = BASE.replace("lr = 0.01", "lr = 0.02")
     result = merge3(BASE, ours, both)
     assert result == MergeResult(both, [])
@@ -155,15 +165,17 @@ def test_custom_labels_and_split_lines() -> None:
     assert split_lines("") == []
 
 
-def test_adjacent_edits_conflict_in_classic_mode() -> None:
+def test_adjacent_edits_conflict_as_in_git() -> None:
+    """Edits on neighbouring lines are one conflict (git merge-file does the same).
+
+    The hand-written merge this package replaced resolved them (``resolve_adjacent``); that test
+    and the one that pinned same-length replacements being split into single lines are gone.
+    """
     ours = BASE.replace("lr = 0.01", "lr = 0.003")
     theirs = BASE.replace("epochs = 5", "epochs = 8")
-    assert merge3(BASE, ours, theirs).text == BASE.replace("lr = 0.01", "lr = 0.003").replace(
-        "epochs = 5", "epochs = 8"
-    )
-    classic = merge3(BASE, ours, theirs, resolve_adjacent=False)
-    assert classic.conflicts == [4]
-    assert classic.text.splitlines()[3:13] == [
+    result = merge3(BASE, ours, theirs)
+    assert result.conflicts == [4]
+    assert result.text.splitlines()[3:13] == [
         "<<<<<<< yours",
         "epochs = 5",
         "lr = 0.003",
@@ -175,6 +187,19 @@ def test_adjacent_edits_conflict_in_classic_mode() -> None:
         "lr = 0.01",
         ">>>>>>> generated",
     ]
+
+
+LONG = "".join(f"x{i} = {i}\n\n" for i in range(150))  # 300 lines, half of them blank
+LONG_BASE = LONG + "a = 1\n\n\nb = 2\n" + LONG
+
+
+def test_blank_lines_in_a_long_file_still_separate_edits() -> None:
+    """No autojunk: difflib's default would treat the (popular) blank lines as junk in a file over
+    200 lines, fuse `a` and `b` into one change and report a conflict with the insertion between."""
+    ours = LONG_BASE.replace("a = 1", "a = 10").replace("b = 2", "b = 20")
+    theirs = LONG_BASE.replace("a = 1\n\n\n", "a = 1\n\n# new\n\n")
+    result = merge3(LONG_BASE, ours, theirs)
+    assert result == MergeResult(LONG + "a = 10\n\n# new\n\nb = 20\n" + LONG, [])
 
 
 def test_insertion_touching_other_sides_edit_conflicts() -> None:
@@ -192,3 +217,51 @@ def test_shifted_lines_still_merge() -> None:
         "# my notes\n# more notes\n" + BASE.replace("    save_checkpoint(net, epoch)\n", ""),
         [],
     )
+
+
+GIT_CASES = {
+    "separate edits": (
+        BASE,
+        BASE.replace("lr = 0.01", "lr = 0.003"),
+        BASE.replace("loss_fn = nn.CrossEntropyLoss()", "loss_fn = nn.MSELoss()"),
+    ),
+    "adjacent edits": (BASE, BASE.replace("lr = 0.01", "lr = 0.3"), BASE.replace("epochs = 5", "epochs = 8")),
+    "same line": (BASE, BASE.replace("epochs = 5", "epochs = 1"), BASE.replace("epochs = 5", "epochs = 2")),
+    "two blocks": (
+        BASE,
+        BASE.replace("epochs = 5", "epochs = 1").replace("momentum=0.9", "momentum=0.5"),
+        BASE.replace("epochs = 5", "epochs = 2").replace("momentum=0.9", "momentum=0.8"),
+    ),
+    "insert vs edit": ("a\nb\nc\n", "a\nb\nX\nc\n", "a\nB\nc\n"),
+    "delete vs edit": ("a\nb\nc\n", "a\nc\n", "a\nB\nc\n"),
+    "shifted": (BASE, "# notes\n" + BASE, BASE.replace("    save_checkpoint(net, epoch)\n", "")),
+    "blank lines in a long file": (
+        LONG_BASE,
+        LONG_BASE.replace("a = 1", "a = 10").replace("b = 2", "b = 20"),
+        LONG_BASE.replace("a = 1\n\n\n", "a = 1\n\n# new\n\n"),
+    ),
+    "identical plus one": (
+        BASE,
+        BASE.replace("lr = 0.01", "lr = 0.02"),
+        BASE.replace("lr = 0.01", "lr = 0.02").replace("epochs = 5", "epochs = 9"),
+    ),
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is the oracle")
+@pytest.mark.parametrize("case", sorted(GIT_CASES))
+def test_same_text_as_git_merge_file_diff3(case: str, tmp_path: Path) -> None:
+    base, ours, theirs = GIT_CASES[case]
+    for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+    labels = ["-L", "yours", "-L", "pristine", "-L", "generated"]
+    git = subprocess.run(
+        ["git", "merge-file", "-p", "--diff3", *labels, "ours", "base", "theirs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    result = merge3(base, ours, theirs)
+    assert result.text == git.stdout
+    assert len(result.conflicts) == git.returncode  # git exits with the number of conflicts

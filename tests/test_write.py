@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -35,6 +36,7 @@ import mindspore as ms
 from mindspore import nn
 
 epochs = 5
+
 lr = 0.01
 net = build_net()
 opt = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)
@@ -54,6 +56,16 @@ EDITED = V1.replace("lr = 0.01", "lr = 0.003").replace(
     "        loss = train_step(x, y)\n", "        loss = train_step(x, y)\n" + PRINT
 )
 EVAL = "import mindspore as ms\n\nbatch_size = 32\n"
+
+
+def pristine(out: Path) -> dict[str, str]:
+    """The pristine copies on disk, read directly (not through mscodegen)."""
+    root = out / ".mscodegen" / "pristine"
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def digest(text: str) -> dict[str, str]:
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest()}
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -88,7 +100,9 @@ def test_write_new_creates_files_and_deterministic_lock(tmp_path: Path) -> None:
     lock_text = (tmp_path / "a" / LOCK_NAME).read_text()
     doc = json.loads(lock_text)
     assert lock_text == json.dumps(doc, sort_keys=True, indent=2) + "\n"
-    assert doc["files"] == {"sub/eval.py": EVAL, "train.py": V1}
+    assert doc["format"] == 2
+    assert doc["files"] == {"sub/eval.py": digest(EVAL), "train.py": digest(V1)}
+    assert pristine(tmp_path / "a") == {"sub/eval.py": EVAL, "train.py": V1}
     assert doc["meta"] == {
         "config": "examples/lenet.yaml",
         "config_sha256": "ab" * 32,
@@ -98,7 +112,7 @@ def test_write_new_creates_files_and_deterministic_lock(tmp_path: Path) -> None:
     write_new(tmp_path / "b", {"sub/eval.py": EVAL, "train.py": V1}, META)
     assert (tmp_path / "b" / LOCK_NAME).read_bytes() == lock_text.encode()
     lock = read_lock(tmp_path / "a")
-    assert lock is not None and lock.meta == META and lock.files["train.py"] == V1
+    assert lock is not None and lock.meta == META and lock.files["train.py"] == digest(V1)["sha256"]
 
 
 def test_rewrite_same_content_is_unchanged_and_byte_identical(out: Path) -> None:
@@ -114,7 +128,7 @@ def test_unedited_file_is_overwritten(out: Path) -> None:
     assert report.statuses == {"eval.py": "unchanged", "train.py": "updated"}
     assert report.backups == []
     assert (out / "train.py").read_text() == V2
-    assert read_lock(out).files["train.py"] == V2  # type: ignore[union-attr]
+    assert pristine(out)["train.py"] == V2
 
 
 def test_edited_file_refused_and_nothing_written(out: Path) -> None:
@@ -152,9 +166,7 @@ def test_partial_write_keeps_other_files_and_lock_entries(tmp_path: Path) -> Non
     report = write_new(tmp_path, {"train_native.py": V2}, META)
     assert report.statuses == {"train_native.py": "created"}
     assert (tmp_path / "train_model.py").read_text() == EDITED
-    lock = read_lock(tmp_path)
-    assert lock is not None
-    assert lock.files == {"train_model.py": V1, "train_native.py": V2}
+    assert pristine(tmp_path) == {"train_model.py": V1, "train_native.py": V2}
 
 
 def test_check_reports_stale_files_and_lock_without_writing(out: Path) -> None:
@@ -168,6 +180,7 @@ def test_check_reports_stale_files_and_lock_without_writing(out: Path) -> None:
         "eval.py",
         "train.py",
         LOCK_NAME,
+        ".mscodegen/pristine/train.py",
     ]
     newer = LockMeta(META.config, "cd" * 32, "0.2.0", META.black_version)
     assert check(out, files, newer) == ["eval.py", LOCK_NAME]
@@ -185,7 +198,7 @@ def test_update_merges_user_edits_with_new_generation(out: Path) -> None:
     )
     assert "epochs = 8" in merged and "nn.Adam(" in merged and PRINT in merged
     assert "lr = 0.003" in merged and "Momentum" not in merged
-    assert read_lock(out).files["train.py"] == V2  # type: ignore[union-attr]
+    assert pristine(out)["train.py"] == V2
     assert not (out / "train.py.orig").exists()
 
 
@@ -198,22 +211,19 @@ def test_update_conflict_writes_markers_and_orig(out: Path) -> None:
     assert report.originals == ["train.py.orig"]
     assert (out / "train.py.orig").read_bytes() == user.encode()
     lines = (out / "train.py").read_text().splitlines()
-    # epochs and lr are adjacent, so the whole two-line chunk is in conflict
-    assert lines[3:13] == [
+    assert lines[3:10] == [
         "<<<<<<< yours",
         "epochs = 20",
-        "lr = 0.003",
         "||||||| pristine",
         "epochs = 5",
-        "lr = 0.01",
         "=======",
         "epochs = 8",
-        "lr = 0.01",
         ">>>>>>> generated",
     ]
-    assert lines[14] == "opt = nn.Adam(net.trainable_params(), learning_rate=lr)"
+    assert lines[10:12] == ["", "lr = 0.003"]  # my edit one line away: merged
+    assert lines[13] == "opt = nn.Adam(net.trainable_params(), learning_rate=lr)"
     assert PRINT.rstrip("\n") in lines
-    assert read_lock(out).files["train.py"] == V2  # type: ignore[union-attr]
+    assert pristine(out)["train.py"] == V2
     with pytest.raises(UnresolvedConflictError, match="train.py.orig"):
         update(out, {"train.py": V2.replace("epochs = 8", "epochs = 9")}, META)
 
@@ -230,6 +240,7 @@ def test_update_statuses_for_created_updated_unchanged(out: Path) -> None:
     assert (out / "new.py").read_text() == "x = 1\n"
     assert (out / "train.py").read_text() == V2
     assert sorted(read_lock(out).files) == ["eval.py", "new.py", "train.py"]  # type: ignore[union-attr]
+    assert pristine(out) == {"eval.py": EVAL, "new.py": "x = 1\n", "train.py": V2}
 
 
 def test_update_dry_run_writes_nothing_and_returns_diff(out: Path) -> None:
