@@ -344,13 +344,18 @@ def plot_cost(result: dict, png: Path) -> None:
     axes[0].legend()
     axes[1].plot(batches, [p["model_peak_rss_mb"] for p in lenet], marker="o", label="LeNet (model variant)")
     axes[1].set(xscale="log", xlabel="batch size", ylabel="peak RSS (MB)", title="memory vs batch")
+    for ax in axes[:2]:
+        ax.set_xticks(batches, [str(b) for b in batches])
+        ax.minorticks_off()
     labels = [p["label"].split()[0] for p in nets]
     axes[2].bar(labels, [p["floor_gflops"] for p in nets], label="floor GFLOP/s achieved")
     axes[2].set(
         ylabel="GFLOP/s", title=f"achieved vs numpy matmul peak {result['peak']['gflops']:.0f} GFLOP/s"
     )
     for i, p in enumerate(nets):
-        axes[2].annotate(f"{p['model_peak_rss_mb']:.0f} MB", (i, p["floor_gflops"]), ha="center", va="bottom")
+        share = 100 * p["floor_gflops"] / result["peak"]["gflops"]
+        text = f"{share:.2f}% of peak\nRSS {p['model_peak_rss_mb']:.0f} MB"
+        axes[2].annotate(text, (i, p["floor_gflops"]), ha="center", va="bottom")
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)
