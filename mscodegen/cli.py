@@ -1,4 +1,4 @@
-"""Command line: `mscodegen new|validate|schema|update|diff|parity`.
+"""Command line: `mscodegen new|validate|schema|update|diff|parity|import-mindcv`.
 
 Start-up must stay fast: nothing here (or below it) imports MindSpore or mindcv.
 """
@@ -31,6 +31,7 @@ examples:
   mscodegen parity examples/lenet_digits.yaml --steps 20
   mscodegen parity generated/lenet_digits            # run the scripts on disk (your edits) and compare
   mscodegen parity examples/lenet_digits.yaml --workers 2   # both variants data parallel under msrun
+  mscodegen import-mindcv recipe.yaml -o run.yaml    # a mindcv recipe -> a config, and what did not convert
 """
 
 EXIT_OK, EXIT_FAIL, EXIT_CONFIG = 0, 1, 2
