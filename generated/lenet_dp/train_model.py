@@ -162,7 +162,7 @@ def build_metrics():
 def init_data_parallel():
     """parallel.mode data_parallel: join the msrun job; returns (rank, number of workers).
 
-    Every rank runs this same script with the same runtime.seed (runtime.seed, set in set_runtime()):
+    Every rank runs this same script with the same seed (runtime.seed or --seed, set in set_runtime()):
     identical initial weights on every replica, and one global shuffle order of data.train of
     which each rank takes its own shard (num_shards=workers, shard_id=rank).
     """
@@ -283,7 +283,7 @@ def train(args):
     """train.epochs epochs (--epochs) over data.train with Model.train."""
     set_runtime(args.device, args.seed)
     rank, group_size = init_data_parallel()
-    # parallel: only rank 0 writes logs;
+    # parallel.per_rank_logs: only rank 0 writes logs;
     # checkpoints and --save-weights are saved by rank 0 only (every replica holds the same weights).
     args.loss_log, args.eval_log = log_path(args.loss_log, rank), log_path(args.eval_log, rank)
     network = build_network()
