@@ -201,12 +201,10 @@ class TrainStep(nn.Cell):
     def __init__(self, net_with_loss, optimizer):
         super().__init__(auto_prefix=False)
         self.net_with_loss = net_with_loss
-        # As TrainOneStepCell: in PyNative mode the backward pass then reuses the forward pass
-        # instead of running it again (which would update BatchNorm statistics twice per step).
-        self.net_with_loss.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
-        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        # The loss and the gradients of the scaled loss in one pass (forward returns both).
+        self.grad_fn = ms.value_and_grad(self.forward, None, self.weights, has_aux=True)
         # loss_scale.kind dynamic: divide the scale by `factor` on overflow (and skip the step),
         # multiply it by `factor` after `window` overflow-free steps
         self.scaler = amp.DynamicLossScaler(LOSS_SCALE, LOSS_SCALE_FACTOR, LOSS_SCALE_WINDOW)
@@ -215,11 +213,13 @@ class TrainStep(nn.Cell):
             ms.Tensor(0, ms.int32), name="micro_step", requires_grad=False
         )
 
-    def construct(self, image, label):
+    def forward(self, image, label):
+        """Backpropagate loss * scale so that small float16 gradients do not flush to zero."""
         loss = self.net_with_loss(image, label)
-        # Backpropagate loss * scale so that small float16 gradients do not flush to zero.
-        sens = ops.fill(loss.dtype, loss.shape, 1.0) * self.scaler.scale_value
-        grads = self.grad(self.net_with_loss, self.weights)(image, label, sens)
+        return loss * self.scaler.scale_value, loss
+
+    def construct(self, image, label):
+        (_, loss), grads = self.grad_fn(image, label)
         grads = self.scaler.unscale(grads)
         finite = amp.all_finite(grads)
         self.scaler.adjust(finite)
