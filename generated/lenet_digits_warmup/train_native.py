@@ -38,7 +38,7 @@ EVAL_EVERY_EPOCHS = 2  # eval.every_epochs
 # ---------------------------------------------------------------------------
 
 
-def set_runtime(device, seed):
+def set_runtime(device=DEVICE, seed=SEED):
     """runtime: execution mode, device (--device) and seed (--seed)."""
     ms.set_context(mode=ms.GRAPH_MODE)  # runtime.mode
     ms.set_device(device)  # runtime.device_target

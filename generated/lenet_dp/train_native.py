@@ -46,7 +46,7 @@ GRADIENTS_MEAN = True  # parallel.gradients_mean
 # ---------------------------------------------------------------------------
 
 
-def set_runtime(device, seed):
+def set_runtime(device=DEVICE, seed=SEED):
     """runtime: execution mode, device (--device) and seed (--seed)."""
     ms.set_context(mode=ms.GRAPH_MODE)  # runtime.mode
     ms.set_device(device)  # runtime.device_target
