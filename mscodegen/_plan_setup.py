@@ -1,22 +1,23 @@
-"""Plan for the setup both variants share: network, data, loss, optimizer, metrics."""
+"""Plan of the setup both variants share: runtime, network, data, loss, learning rate, optimizer, metrics.
+
+Every class here is frozen data: what a template prints, resolved from the config once.
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import Literal
 
 from ._literals import call, literal
-from .imports import Imports
 from .schema import Config, image_shape_of
-from .schema.data import ImportedData
-from .schema.network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
+from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
+from .schema.data import Dataset as DatasetSpec
+from .schema.network import BuiltinNetwork, MindcvNetwork
 from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
 OPTIMIZER_CLASSES = {"momentum": "Momentum", "sgd": "SGD", "adam": "Adam", "adamw": "AdamWeightDecay"}
-
-
 METRIC_CLASSES = {
     "accuracy": "nn.Accuracy()",
     "loss": "nn.Loss()",
@@ -26,12 +27,10 @@ METRIC_CLASSES = {
     "mae": "nn.MAE()",
     "mse": "nn.MSE()",
 }
-
-
 UINT8_SOURCES = ("mnist", "cifar10", "image_folder")
 
 
-class _Relative:
+class Relative:
     """Paths from the config file's directory, as seen from the generated script's directory."""
 
     def __init__(self, config_dir: Path, out_dir: Path) -> None:
@@ -43,101 +42,246 @@ class _Relative:
             return Path(path).as_posix()
         return Path(os.path.relpath(self.config_dir / path, self.out_dir)).as_posix()
 
-    def sys_path_for(self, module: str) -> str | None:
-        """The config dir, relative to the script, if `module` lives there (else it is installed)."""
+    def imported(self, import_path: str, key: str) -> ImportedName:
+        """`module:attr` from the config; the config dir goes on sys.path if the module lives there."""
+        module, _, attr = import_path.partition(":")
         top = self.config_dir / module.split(".")[0]
-        if top.with_suffix(".py").is_file() or (top / "__init__.py").is_file():
-            return Path(os.path.relpath(self.config_dir, self.out_dir)).as_posix()
-        return None
+        local = top.with_suffix(".py").is_file() or (top / "__init__.py").is_file()
+        sys_path = Path(os.path.relpath(self.config_dir, self.out_dir)).as_posix() if local else None
+        return ImportedName(module=module, attr=attr, sys_path=sys_path, key=key)
 
 
-def _network(cfg: Config, rel: _Relative, imports: Imports) -> SimpleNamespace:
+@dataclass(frozen=True, slots=True)
+class ImportedName:
+    """`from module import attr` for a name the config points at (network.factory, grad.process, ...)."""
+
+    module: str
+    attr: str
+    sys_path: str | None  # the config's directory relative to the script, or None: an installed module
+    key: str  # the YAML key that names it
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    mode_const: str  # ms.GRAPH_MODE or ms.PYNATIVE_MODE (runtime.mode)
+    device: str  # runtime.device_target: the default of --device
+    cpu_threads: int | None
+    max_device_memory: str | None
+    memory_devices: tuple[str, ...]  # where runtime.max_device_memory applies (empty when unset)
+
+
+@dataclass(frozen=True, slots=True)
+class DenseLayer:
+    name: str
+    in_features: str  # an int literal or a parameter name
+    out_features: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    kind: Literal["lenet5", "mlp", "mindcv", "import"]
+    build_expr: str
+    summary: str  # build_network()'s docstring
+    short: str  # the script's docstring
+    dense: tuple[DenseLayer, ...] = ()
+    factory: ImportedName | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    key: str  # data.train / data.eval
+    function: str  # build_train_dataset
+    call: str  # how train() calls it
+    kind: str
+    summary: str
+    shuffle: bool
+    sharded: bool  # data.train under data parallel: the function takes num_shards, shard_id
+    arrays_call: str | None  # digits/synthetic: the numpy (images, labels) behind NumpySlicesDataset
+    path: str | None  # file sources: relative to the script (or absolute)
+    source_call: str  # the expression that makes the unbatched dataset
+    factory: ImportedName | None  # data.*.factory
+    shard_after: bool  # an imported factory's dataset is sharded with .shard()
+    shuffle_after: bool  # ... and shuffled with .shuffle()
+    image_ops: tuple[str, ...]
+    num_workers: int
+    label_cast: bool  # MNIST/CIFAR labels are uint32: cast to int32 for the loss
+    batch_expr: str
+    drop_remainder: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    name: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class LRSchedule:
+    kind: Literal["constant", "piecewise", "cosine", "warmup_cosine"]
+
+    @property
+    def is_list(self) -> bool:
+        """One value per optimizer step (a list) rather than a constant."""
+        return self.kind != "constant"
+
+
+@dataclass(frozen=True, slots=True)
+class Optimizer:
+    name: str
+    class_name: str
+    decay_filter: bool  # optimizer.decay_filter no_norm_no_bias: parameter groups
+    args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    key: str
+    expr: str
+    factory: ImportedName | None
+
+
+def build_runtime(cfg: Config) -> Runtime:
+    rt = cfg.runtime
+    return Runtime(
+        mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
+        device=rt.device_target,
+        cpu_threads=rt.cpu_threads,
+        max_device_memory=rt.max_device_memory,
+        memory_devices=("GPU", "Ascend") if rt.max_device_memory else (),
+    )
+
+
+def build_network(cfg: Config, rel: Relative) -> Network:
     net = cfg.network
-    ns = SimpleNamespace(kind=net.kind, name=getattr(net, "name", None), sys_path=None, dense=[])
     if isinstance(net, BuiltinNetwork):
         shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
         assert shape is not None  # rules.py rejects configs where it is unknown
         channels, height, width = shape
+        summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
+        outs = [*(str(w) for w in net.hidden), "num_classes"]
         if net.name == "lenet5":
-            first_in = f"16 * {((height - 4) // 2 - 4) // 2} * {((width - 4) // 2 - 4) // 2}"
-            ns.build_expr = call("LeNet5", num_classes=net.num_classes, in_channels=channels)
+            side_h, side_w = ((height - 4) // 2 - 4) // 2, ((width - 4) // 2 - 4) // 2
+            first = DenseLayer(
+                "fc1",
+                str(16 * side_h * side_w),
+                outs[0],
+                f"16 channels x {side_h} x {side_w} after conv2 + pool",
+            )
+            build = call("LeNet5", num_classes=net.num_classes, in_channels=channels)
         else:
-            first_in = "in_features"
-            ns.build_expr = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
-        widths = [first_in, *(str(w) for w in net.hidden), "num_classes"]
-        ns.dense = [
-            SimpleNamespace(name=f"fc{i + 1}", in_expr=widths[i], out_expr=widths[i + 1])
-            for i in range(len(widths) - 1)
-        ]
-        ns.summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
-        ns.summary_short = f"the builtin {net.name}"
-    elif isinstance(net, MindcvNetwork):
-        imports.names("mindcv.models", "create_model")
-        ns.build_expr = call(
+            first = DenseLayer("fc1", "in_features", outs[0])
+            build = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
+        rest = tuple(DenseLayer(f"fc{i + 2}", outs[i], outs[i + 1]) for i in range(len(outs) - 1))
+        return Network(net.name, build, summary, f"the builtin {net.name}", (first, *rest))
+    if isinstance(net, MindcvNetwork):
+        build = call(
             "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
         )
-        ns.summary = f"mindcv {net.name}, {net.num_classes} classes, no pretrained weights"
-        ns.summary_short = f"mindcv's {net.name}"
-    else:
-        assert isinstance(net, ImportedNetwork)
-        ns.module, _, ns.attr = net.factory.partition(":")
-        ns.sys_path = rel.sys_path_for(ns.module)
-        ns.build_expr = call(ns.attr, **net.kwargs)
-        ns.summary = f"{net.factory}"
-        ns.summary_short = f"{ns.attr} from {ns.module}"
-    return ns
+        summary = f"mindcv {net.name}, {net.num_classes} classes, no pretrained weights"
+        return Network("mindcv", build, summary, f"mindcv's {net.name}")
+    factory = rel.imported(net.factory, "network.factory")
+    return Network(
+        "import",
+        call(factory.attr, **net.kwargs),
+        net.factory,
+        f"{factory.attr} from {factory.module}",
+        factory=factory,
+    )
 
 
-def _datasets(cfg: Config, rel: _Relative, imports: Imports) -> list[SimpleNamespace]:
-    plans, helpers = [], set()
-    for split in ("train", "eval"):
-        spec = getattr(cfg.data, split)
-        if spec is None:
-            continue
-        imports.names("mindspore", "dataset as ds")
-        shuffle = spec.shuffle if spec.shuffle is not None else split == "train"
-        d = SimpleNamespace(
-            spec=spec.model_copy(update={"shuffle": shuffle}),
-            key=f"data.{split}",
-            function=f"build_{split}_dataset",
-            sharded=False,
-            sys_path=None,
-            helper=None,
-            batch_expr=literal(spec.batch_size),
-            label_cast=spec.kind in ("mnist", "cifar10"),
+def build_datasets(cfg: Config, rel: Relative) -> tuple[Dataset, ...]:
+    """data.train (sharded under data parallel) and data.eval."""
+    sharded = cfg.parallel.mode == "data_parallel"
+    plans = [_dataset(cfg.data.train, "train", rel, sharded=sharded)]
+    if cfg.data.eval is not None:
+        plans.append(_dataset(cfg.data.eval, "eval", rel, sharded=False))
+    return tuple(plans)
+
+
+def data_helpers(cfg: Config) -> tuple[str, ...]:
+    """The numpy loaders the scripts define once: load_digits_split, make_synthetic."""
+    kinds = {spec.kind for spec in (cfg.data.train, cfg.data.eval) if spec is not None}
+    return tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
+
+
+def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
+    shuffle = spec.shuffle if spec.shuffle is not None else split == "train"
+    function = f"build_{split}_dataset"
+    args: dict[str, object] = {}
+    if spec.kind != "import":
+        args = {"shuffle": shuffle, "num_parallel_workers": spec.num_workers}
+    num_samples = getattr(spec, "num_samples", None)
+    if num_samples and spec.kind in UINT8_SOURCES:
+        args["num_samples"] = num_samples
+    source_args = ", ".join(f"{k}={literal(v)}" for k, v in args.items())
+    if sharded and spec.kind != "import":
+        source_args += ", num_shards=num_shards, shard_id=shard_id"
+    arrays_call = path = None
+    factory = None
+    if spec.kind == "digits":
+        arrays_call = f"load_digits_split({literal(spec.split)}, {literal(spec.test_fraction)})"
+    elif spec.kind == "synthetic":
+        arrays_call = call(
+            "make_synthetic",
+            literal(spec.num_samples),
+            literal(tuple(spec.image_shape)),
+            literal(spec.num_classes),
+            literal(spec.seed),
         )
-        if spec.kind in ("digits", "synthetic") and spec.kind not in helpers:
-            d.helper = spec.kind
-            helpers.add(spec.kind)
-            imports.module("numpy", "np")
-        if spec.kind == "digits":
-            imports.names("sklearn.datasets", "load_digits")
-        if hasattr(spec, "path"):
-            d.path = rel.path(spec.path)
-        if isinstance(spec, ImportedData):
-            d.module, _, d.attr = spec.factory.partition(":")
-            d.sys_path = rel.sys_path_for(d.module)
-            d.factory_call = call(d.attr, **spec.kwargs)
-        args = {} if spec.kind == "import" else {"shuffle": shuffle, "num_parallel_workers": spec.num_workers}
-        if getattr(spec, "num_samples", None) and spec.kind in UINT8_SOURCES:
-            args["num_samples"] = spec.num_samples
-        d.source_args = ", ".join(f"{k}={literal(v)}" for k, v in args.items())
-        d.image_ops = _image_ops(spec)
-        if d.image_ops:
-            imports.names("mindspore.dataset", "vision")
-        if d.label_cast:
-            imports.names("mindspore.dataset", "transforms")
-        order = "shuffled" if shuffle else "in order"
-        drop = ", last partial batch dropped" if spec.drop_remainder else ""
-        d.summary = f"batches of {spec.batch_size}, {order}{drop}"
-        plans.append(d)
-    return plans
+    if arrays_call is not None:
+        source = f'ds.NumpySlicesDataset({{"image": images, "label": labels}}, {source_args})'
+    elif isinstance(spec, ImportedData):
+        factory = rel.imported(spec.factory, f"data.{split}.factory")
+        source = call(factory.attr, **spec.kwargs)
+    elif isinstance(spec, MnistData | Cifar10Data):
+        path = rel.path(spec.path)
+        loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
+        source = f"{loader}(str(path), usage={literal(spec.usage)}, {source_args})"
+    else:
+        assert isinstance(spec, ImageFolderData)
+        path = rel.path(spec.path)
+        source = f"ds.ImageFolderDataset(str(path), decode=True, {source_args})"
+    order = "shuffled" if shuffle else "in order"
+    drop = ", last partial batch dropped" if spec.drop_remainder else ""
+    if sharded:
+        order = "one global shuffle order (runtime.seed)" if shuffle else "in order"
+        summary = (
+            f"shard shard_id of num_shards (one per worker), global batch {spec.batch_size} split evenly "
+            f"over the workers, {order}{drop}"
+        )
+        batch = f"{literal(spec.batch_size)} // num_shards"
+        call_expr = f"{function}(num_shards=group_size, shard_id=rank)"
+    else:
+        summary = f"batches of {spec.batch_size}, {order}{drop}"
+        batch = literal(spec.batch_size)
+        call_expr = f"{function}()"
+    return Dataset(
+        key=f"data.{split}",
+        function=function,
+        call=call_expr,
+        kind=spec.kind,
+        summary=summary,
+        shuffle=shuffle,
+        sharded=sharded,
+        arrays_call=arrays_call,
+        path=path,
+        source_call=source,
+        factory=factory,
+        shard_after=sharded and factory is not None,
+        shuffle_after=shuffle and factory is not None,
+        image_ops=_image_ops(spec),
+        num_workers=spec.num_workers,
+        label_cast=spec.kind in ("mnist", "cifar10"),
+        batch_expr=batch,
+        drop_remainder=spec.drop_remainder,
+    )
 
 
-def _image_ops(spec: Any) -> list[str]:
+def _image_ops(spec: DatasetSpec) -> tuple[str, ...]:
     transforms = getattr(spec, "transforms", None)
     if transforms is None:
-        return []
+        return ()
     ops = []
     if transforms.resize:
         ops.append(f"vision.Resize({literal(tuple(transforms.resize))})")
@@ -150,18 +294,23 @@ def _image_ops(spec: Any) -> list[str]:
         ops.append(call("vision.Normalize", mean=transforms.normalize.mean, std=transforms.normalize.std))
     if transforms.hwc_to_chw:
         ops.append("vision.HWC2CHW()")
-    return ops
+    return tuple(ops)
 
 
-def _loss_kwargs(cfg: Config) -> dict[str, Any]:
+def build_loss(cfg: Config) -> Loss:
+    kwargs: dict[str, object] = {}
     if cfg.loss.kwargs is not None:
-        return dict(cfg.loss.kwargs)
-    if cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
-        return {"sparse": True, "reduction": "mean"}
-    return {}
+        kwargs = dict(cfg.loss.kwargs)
+    elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
+        kwargs = {"sparse": True, "reduction": "mean"}
+    return Loss(cfg.loss.name, call(f"nn.{cfg.loss.name}", **kwargs))
 
 
-def _optimizer(cfg: Config, step: SimpleNamespace) -> SimpleNamespace:
+def build_lr(cfg: Config) -> LRSchedule:
+    return LRSchedule(cfg.lr_schedule.kind)
+
+
+def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     opt = cfg.optimizer
     args: list[tuple[str, str]] = []
     if opt.name in ("momentum", "sgd"):
@@ -175,24 +324,21 @@ def _optimizer(cfg: Config, step: SimpleNamespace) -> SimpleNamespace:
     decay_filter = opt.decay_filter == "no_norm_no_bias"
     if opt.weight_decay and not decay_filter:
         args.append(("weight_decay", "WEIGHT_DECAY"))
-    if step.fixed_sens:
+    if loss_scale_in_optimizer:
         args.append(("loss_scale", "LOSS_SCALE"))
-    return SimpleNamespace(
-        name=opt.name, class_name=OPTIMIZER_CLASSES[opt.name], decay_filter=decay_filter, args=args
-    )
+    return Optimizer(opt.name, OPTIMIZER_CLASSES[opt.name], decay_filter, tuple(args))
 
 
-def _metrics(cfg: Config, rel: _Relative) -> list[SimpleNamespace]:
+def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
+    if cfg.data.eval is None:
+        return ()
     out = []
-    for m in cfg.eval.metrics if cfg.eval else DEFAULT_METRICS:
-        ns = SimpleNamespace(key=m.key, module=None, attr=None, sys_path=None)
+    for i, m in enumerate(cfg.eval.metrics if cfg.eval else DEFAULT_METRICS):
         if isinstance(m, ImportedMetric):
-            ns.module, _, ns.attr = m.cls.partition(":")
-            ns.sys_path = rel.sys_path_for(ns.module)
-            ns.expr = call(ns.attr, **m.kwargs)
+            factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
+            out.append(Metric(m.key, call(factory.attr, **m.kwargs), factory))
         elif isinstance(m, TopKMetric):
-            ns.expr = f"nn.TopKCategoricalAccuracy({m.k})"
+            out.append(Metric(m.key, f"nn.TopKCategoricalAccuracy({m.k})", None))
         else:
-            ns.expr = METRIC_CLASSES[m.name]
-        out.append(ns)
-    return out
+            out.append(Metric(m.key, METRIC_CLASSES[m.name], None))
+    return tuple(out)

@@ -1,23 +1,101 @@
-"""Plan for the train step: loss scaling, clipping, accumulation, AMP, Model's options, data parallel."""
+"""Plan of the train step: mixed precision, loss scaling, clipping, accumulation, grad.process, data parallel."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Literal
 
-from ._literals import literal
-from .imports import Imports
+from ._plan_setup import ImportedName, Relative
 from .schema import Config
 from .schema.precision import DynamicLossScale, FixedLossScale, GlobalNormClip, NormClip
 
-if TYPE_CHECKING:
-    from .plan import Variant
+AMP_DESCRIPTIONS = {
+    "O1": "float16 for the ops on MindSpore's white list (convolutions, dense, ReLU)",
+    "O2": "float16 everywhere except BatchNorm",
+    "O3": "float16 everywhere",
+    "auto": "float16 or float32 per op, from MindSpore's lists",
+}
 
 
-def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
-    """The train step: what it adds to TrainOneStepCell and whether Model needs it as a custom cell."""
+@dataclass(frozen=True, slots=True)
+class Amp:
+    level: str  # amp.level as configured (what Model's amp_level gets)
+    native_level: str  # the same conversion for amp.auto_mixed_precision (keep_batchnorm_fp32 folded in)
+    description: str
+    keep_batchnorm_fp32: bool | None
+    fp32_cells: tuple[str, ...]
+    # O2/O3/auto networks return float16: the loss (WithLossFp32) and evaluation
+    # (WithEvalCell(add_cast_fp32=True)) cast the output to float32 first, as Model does.
+    cast_loss_fp32: bool
+
+    @property
+    def enabled(self) -> bool:
+        return self.level != "O0"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the train step adds to TrainOneStepCell, and whether Model needs it as a custom cell."""
+
+    scaler: Literal["dynamic", "static", "fixed"] | None  # loss scaling done inside the cell
+    fixed_sens: bool  # Model's FixedLossScaleManager path: sens = LOSS_SCALE, optimizer divides
+    accumulation_steps: int
+    process: ImportedName | None  # grad.process
+    clip_kind: str | None
+    clip_expr: str | None
+    parallel: bool  # data parallel: the cell all-reduces the gradients
+    custom_reasons: tuple[str, ...]  # why Model cannot express this step (empty: it can)
+    extras: tuple[str, ...]  # what the cell adds, for its docstring
+
+    @property
+    def custom_cell(self) -> bool:
+        """Model gets this step as a ready-made train cell."""
+        return bool(self.custom_reasons)
+
+    @property
+    def accumulate(self) -> bool:
+        return self.accumulation_steps > 1
+
+    @property
+    def check_overflow(self) -> bool:
+        return self.scaler in ("dynamic", "static")
+
+    @property
+    def returns_scale(self) -> bool:
+        """The cell returns (loss, overflow, loss scale) instead of the loss."""
+        return self.check_overflow
+
+
+@dataclass(frozen=True, slots=True)
+class Parallel:
+    workers: int
+    gradients_mean: bool
+    per_rank_logs: bool
+    master_port: int  # launch.sh
+    cluster_time_out: int  # launch.sh
+
+
+def build_amp(cfg: Config) -> Amp:
+    amp = cfg.amp
+    keep = amp.keep_batchnorm_fp32
+    native_level = amp.level
+    if (amp.level == "O2" and keep is False) or (amp.level == "O3" and keep is not True):
+        native_level = "O3"
+    elif amp.level in ("O2", "O3"):
+        native_level = "O2"
+    return Amp(
+        level=amp.level,
+        native_level=native_level,
+        description=AMP_DESCRIPTIONS.get(native_level, ""),
+        keep_batchnorm_fp32=keep,
+        fp32_cells=tuple(amp.fp32_cells),
+        cast_loss_fp32=native_level in ("O2", "O3", "auto"),
+    )
+
+
+def build_step(cfg: Config, rel: Relative) -> Step:
     ls, grad = cfg.loss_scale, cfg.grad
-    scaler = None
+    scaler: Literal["dynamic", "static", "fixed"] | None = None
     if isinstance(ls, DynamicLossScale):
         scaler = "dynamic"
     elif isinstance(ls, FixedLossScale) and ls.drop_overflow_update:
@@ -33,27 +111,13 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
     )
     if fixed_in_cell:
         scaler = "fixed"
-    s = SimpleNamespace(
-        scaler=scaler,
-        check_overflow=scaler in ("dynamic", "static"),
-        fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update and not fixed_in_cell,
-        accumulate=grad.accumulation_steps > 1,
-        process=grad.process is not None,
-        process_path=grad.process,
-        process_module=grad.process.partition(":")[0] if grad.process else None,
-        process_attr=grad.process.partition(":")[2] if grad.process else None,
-        process_sys_path=None,
-        parallel=False,
-        clip_kind=grad.clip.kind if grad.clip else None,
-        clip_expr=None,
-        returns_scale=scaler in ("dynamic", "static"),
-    )
+    clip_expr = None
     if isinstance(grad.clip, GlobalNormClip):
-        s.clip_expr = "ops.clip_by_global_norm(grads, MAX_NORM)"
+        clip_expr = "ops.clip_by_global_norm(grads, MAX_NORM)"
     elif isinstance(grad.clip, NormClip):
-        s.clip_expr = "tuple(ops.clip_by_norm(grad, MAX_NORM) for grad in grads)"
+        clip_expr = "tuple(ops.clip_by_norm(grad, MAX_NORM) for grad in grads)"
     elif grad.clip is not None:
-        s.clip_expr = "tuple(ops.clamp(grad, -CLIP_VALUE, CLIP_VALUE) for grad in grads)"
+        clip_expr = "tuple(ops.clamp(grad, -CLIP_VALUE, CLIP_VALUE) for grad in grads)"
     reasons = []
     if scaler == "dynamic":
         reasons.append(
@@ -73,149 +137,43 @@ def _step(cfg: Config, variant: Variant, imports: Imports) -> SimpleNamespace:
         )
     if grad.clip:
         reasons.append(f"grad.clip ({grad.clip.kind}): Model has no clipping option")
-    if s.accumulate:
+    if grad.accumulation_steps > 1:
         reasons.append(
             "grad.accumulation_steps: Model has no accumulation option for data parallel "
             "or stand-alone training on CPU"
         )
-    if s.process:
+    if grad.process:
         reasons.append("grad.process: Model has no hook between backward and the optimizer")
-    s.custom_cell = bool(reasons)
-    s.custom_reason = "; ".join(reasons)
     extras = []
     if scaler:
         extras.append(f"loss scaling ({ls.kind})")
     if grad.clip:
         extras.append(f"clipping ({grad.clip.kind})")
-    if s.process:
+    if grad.process:
         extras.append("gradient processing")
-    if s.accumulate:
+    if grad.accumulation_steps > 1:
         extras.append(f"accumulation over {grad.accumulation_steps} batches")
-    s.extras = extras
-    s.returns_doc = "(loss, overflow, loss scale)" if s.returns_scale else "the loss"
-    if variant == "native" or s.custom_cell:
-        imports.names("mindspore", "ops")
-    if scaler:
-        imports.names("mindspore", "amp")
-    return s
-
-
-def _amp(cfg: Config, variant: Variant, step: SimpleNamespace, imports: Imports) -> SimpleNamespace:
-    amp = cfg.amp
-    keep = amp.keep_batchnorm_fp32
-    native_level = amp.level
-    if (amp.level == "O2" and keep is False) or (amp.level == "O3" and keep is not True):
-        native_level = "O3"
-    elif amp.level in ("O2", "O3"):
-        native_level = "O2"
-    enabled = amp.level != "O0"
-    # Model converts the network itself from amp_level, unless it gets a ready train cell
-    # (step.custom_cell) or the config keeps cells in fp32, which amp_level cannot express.
-    convert = enabled and (variant == "native" or step.custom_cell or bool(amp.fp32_cells))
-    if convert:
-        imports.names("mindspore", "amp")
-    descriptions = {
-        "O1": "float16 for the ops on MindSpore's white list (convolutions, dense, ReLU)",
-        "O2": "float16 everywhere except BatchNorm",
-        "O3": "float16 everywhere",
-        "auto": "float16 or float32 per op, from MindSpore's lists",
-    }
-    cast = native_level in ("O2", "O3", "auto")
-    if cast and variant == "native":
-        imports.names("mindspore", "ops")
-    return SimpleNamespace(
-        level=amp.level,
-        native_level=native_level,
-        convert_in_script=convert,
-        convert_comment=descriptions.get(native_level, "")
-        + ("; what Model(amp_level=...) does" if variant == "native" else ""),
-        fp32_cells=list(amp.fp32_cells),
-        cast_loss_fp32=cast,
-        eval_cast_fp32=cast,
+    return Step(
+        scaler=scaler,
+        fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update and not fixed_in_cell,
+        accumulation_steps=grad.accumulation_steps,
+        process=rel.imported(grad.process, "grad.process") if grad.process else None,
+        clip_kind=grad.clip.kind if grad.clip else None,
+        clip_expr=clip_expr,
+        parallel=cfg.parallel.mode == "data_parallel",
+        custom_reasons=tuple(reasons),
+        extras=tuple(extras),
     )
 
 
-def _model(cfg: Config, step: SimpleNamespace, amp: SimpleNamespace, imports: Imports) -> SimpleNamespace:
-    imports.names("mindspore.train", "Callback", "Model")
-    if cfg.callbacks.loss_monitor:
-        imports.names("mindspore.train", "LossMonitor")
-    if cfg.callbacks.time_monitor:
-        imports.names("mindspore.train", "TimeMonitor")
-    if cfg.callbacks.checkpoint:
-        imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
-    kwargs: list[tuple[str, str, str]] = []
-    loss_in_network = amp.convert_in_script and not step.custom_cell
-    if amp.cast_loss_fp32 and loss_in_network:
-        imports.names("mindspore", "ops")
-    if amp.level != "O0" and not amp.convert_in_script:
-        kwargs.append(("amp_level", literal(amp.level), "amp.level"))
-        if cfg.amp.keep_batchnorm_fp32 is not None:
-            kwargs.append(
-                ("keep_batchnorm_fp32", literal(cfg.amp.keep_batchnorm_fp32), "amp.keep_batchnorm_fp32")
-            )
-    if step.fixed_sens and not step.custom_cell:
-        imports.names("mindspore.amp", "FixedLossScaleManager")
-        kwargs.append(
-            (
-                "loss_scale_manager",
-                "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
-                "loss_scale.kind fixed; the optimizer divides by the same scale",
-            )
-        )
-    elif amp.level == "O2" and not amp.convert_in_script and cfg.loss_scale.kind == "none":
-        kwargs.append(
-            (
-                "loss_scale_manager",
-                "None",
-                "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
-            )
-        )
-    return SimpleNamespace(
-        kwargs=kwargs,
-        custom_reason=step.custom_reason,
-        loss_in_network=loss_in_network and amp.cast_loss_fp32,
-        # WithLossFp32 is written out for the custom train cell and for the network+loss cell
-        loss_cell=amp.cast_loss_fp32 and (step.custom_cell or loss_in_network),
-        loss_in_network_reason="amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the "
-        "network is converted in build_network() and Model gets network + float32 loss as one cell",
-    )
-
-
-def _parallel(
-    cfg: Config, variant: Variant, datasets: list[SimpleNamespace], step: SimpleNamespace, imports: Imports
-) -> SimpleNamespace:
-    """parallel.mode data_parallel: shard data.train by rank, all-reduce in TrainStep, launch with msrun.
-
-    Sets the hooks the shared templates branch on: the train dataset's `sharded` and `batch_expr`,
-    `step.parallel` (TrainStep gets nn.DistributedGradReducer), and the train dataset call.
-    """
+def build_parallel(cfg: Config) -> Parallel | None:
     par = cfg.parallel
     if par.mode != "data_parallel":
-        return SimpleNamespace(enabled=False, train_dataset_call=None)
-    imports.module("os")
-    imports.module("sys")
-    imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    train = datasets[0]
-    train.sharded = True
-    # data.train.batch_size is the global batch: each of the num_shards workers takes an equal share.
-    train.batch_expr = f"{literal(train.spec.batch_size)} // num_shards"
-    if train.spec.kind != "import":  # an imported factory's dataset is sharded with .shard() instead
-        train.source_args += ", num_shards=num_shards, shard_id=shard_id"
-    order = "one global shuffle order (runtime.seed)" if train.spec.shuffle else "in order"
-    drop = ", last partial batch dropped" if train.spec.drop_remainder else ""
-    train.summary = (
-        f"shard shard_id of num_shards (one per worker), global batch {train.spec.batch_size} split evenly "
-        f"over the workers, {order}{drop}"
-    )
-    # Model's TrainOneStepCell adds the reducer itself under the parallel context; every TrainStep
-    # (native always, model when it is the custom cell) writes it out.
-    step.parallel = True
-    return SimpleNamespace(
-        enabled=True,
-        variant=variant,
+        return None
+    return Parallel(
         workers=par.workers,
         gradients_mean=par.gradients_mean,
         per_rank_logs=par.per_rank_logs,
-        set_context=variant == "model",
-        train_dataset_call=f"{train.function}(num_shards=group_size, shard_id=rank)",
+        master_port=par.master_port,
+        cluster_time_out=par.cluster_time_out,
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 from . import __version__
 from .config import LoadedConfig
 from .fmt import black_version, format_code
-from .launch import LAUNCH_NAME, needs_launcher, render_launch
-from .plan import SCRIPT_NAMES, VARIANTS, Variant, build_plan
+from .launch import LAUNCH_NAME, render_launch
+from .plan import SCRIPT_NAMES, VARIANTS, Variant, build_shared, variant_plan
 from .render import render
 from .write import LockMeta
 
@@ -19,19 +19,21 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
 
 def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
     """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
+    shared = build_shared(
+        loaded.config,
+        source=loaded.path.as_posix(),
+        config_dir=loaded.path.parent,
+        out_dir=out_dir,
+        name=loaded.name,
+        config_sha256=loaded.sha256,
+    )
     files = {}
     for variant in variants:
-        plan = build_plan(
-            loaded.config,
-            variant,
-            source=loaded.path.as_posix(),
-            config_dir=loaded.path.parent,
-            out_dir=out_dir,
-            name=loaded.name,
-        )
+        plan = variant_plan(loaded.config, shared, variant)
         files[SCRIPT_NAMES[variant]] = format_code(render(plan), SCRIPT_NAMES[variant])
-    if needs_launcher(loaded):
-        files[LAUNCH_NAME] = render_launch(loaded, SCRIPT_NAMES[variants[0]])
+    launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
+    if launch is not None:
+        files[LAUNCH_NAME] = launch
     return files
 
 

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-from . import __version__
-from .config import LoadedConfig
+from .plan import Shared
 from .render import environment
 
 LAUNCH_NAME = "launch.sh"
 
 
-def needs_launcher(loaded: LoadedConfig) -> bool:
-    return loaded.config.parallel.mode == "data_parallel"
+def render_launch(shared: Shared, default_script: str) -> str | None:
+    """The launch script's text, or None for a stand-alone config.
 
-
-def render_launch(loaded: LoadedConfig, default_script: str) -> str:
-    """The launch script's text; `default_script` runs when no script is named on its command line."""
-    par = loaded.config.parallel
-    return (
-        environment()
-        .get_template("launch.sh.j2")
-        .render(
-            version=__version__,
-            source=loaded.path.as_posix().replace("\n", " "),
-            workers=par.workers,
-            master_port=par.master_port,
-            cluster_time_out=par.cluster_time_out,
-            default_script=default_script,
-        )
-    )
+    `default_script` runs when no script is named on its command line.
+    """
+    if shared.parallel is None:
+        return None
+    return environment().get_template("launch.sh.j2").render(s=shared, default_script=default_script)

@@ -1,297 +1,315 @@
-"""Plan: every value a template prints, resolved from a validated config.
+"""Plan: every value a template prints, resolved from a validated config, as frozen typed data.
 
-Templates only print and branch on what this module computed; a condition computed
-both here and in a template is a bug waiting to happen. Nothing here imports MindSpore.
+Built in dependency order, nothing mutated after it is built: `build_shared` resolves what both
+variants print (computed once), `build_plan` adds what differs per variant. Templates only print
+and branch on these fields; a condition computed here and again in a template is a bug waiting.
+Nothing here imports MindSpore.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Literal
 
 from . import __version__
 from ._literals import call, literal
-from ._plan_setup import _datasets, _loss_kwargs, _metrics, _network, _optimizer, _Relative
-from ._plan_step import _amp, _model, _parallel, _step
+from ._plan_run import (
+    Checkpoint,
+    Constant,
+    DeviceNote,
+    EarlyStopping,
+    build_checkpoint,
+    build_constants,
+    build_device_notes,
+    build_early_stopping,
+)
+from ._plan_setup import (
+    Dataset,
+    Loss,
+    LRSchedule,
+    Metric,
+    Network,
+    Optimizer,
+    Relative,
+    Runtime,
+    build_datasets,
+    build_loss,
+    build_lr,
+    build_metrics,
+    build_network,
+    build_optimizer,
+    build_runtime,
+    data_helpers,
+)
+from ._plan_step import Amp, Parallel, Step, build_amp, build_parallel, build_step
 from .imports import Imports
 from .schema import Config
-from .schema.optim import PiecewiseLR, WarmupCosineLR
-from .schema.precision import DynamicLossScale, FixedLossScale
+
+__all__ = [
+    "SCRIPT_NAMES",
+    "VARIANTS",
+    "Plan",
+    "Shared",
+    "Variant",
+    "build_plan",
+    "build_shared",
+    "call",
+    "literal",
+]
 
 Variant = Literal["model", "native"]
 VARIANTS: tuple[Variant, ...] = ("model", "native")
-SCRIPT_NAMES = {"model": "train_model.py", "native": "train_native.py"}
+SCRIPT_NAMES: dict[str, str] = {"model": "train_model.py", "native": "train_native.py"}
 
 
-@dataclass
-class Constant:
+@dataclass(frozen=True, slots=True)
+class Header:
     name: str
-    value: str  # a Python literal
-    key: str  # the YAML key it comes from
+    source: str  # the config path as given
+    out_dir: str
+    version: str  # mscodegen's
+    config_sha256: str | None  # of the resolved config
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """Everything both variants print the same way."""
+
+    header: Header
+    constants: tuple[tuple[Constant, ...], ...]
+    runtime: Runtime
+    network: Network
+    data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders defined once
+    datasets: tuple[Dataset, ...]  # train first, then eval if any
+    loss: Loss
+    lr: LRSchedule
+    optimizer: Optimizer
+    metrics: tuple[Metric, ...]
+    amp: Amp
+    step: Step
+    parallel: Parallel | None
+    checkpoint: Checkpoint | None
+    early_stopping: EarlyStopping | None
+    loss_monitor: bool  # callbacks.loss_monitor
+    time_monitor: bool  # callbacks.time_monitor
+    sink_mode: bool  # train.dataset_sink_mode
+    sink_size: int
+
+    @property
+    def train_data(self) -> Dataset:
+        return self.datasets[0]
+
+    @property
+    def eval_data(self) -> Dataset | None:
+        return self.datasets[1] if len(self.datasets) > 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelKwarg:
+    name: str
+    value: str  # a Python expression
+    comment: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """How the model variant builds Model (the native variant has no Model)."""
+
+    # train_cell: Model(TrainStep(...)) with an explicit eval network (Model cannot express the step);
+    # net_with_loss: Model(WithLossFp32(network, loss_fn), optimizer=...): network converted in the script;
+    # network: Model(network, loss_fn=..., optimizer=..., amp options) builds everything itself.
+    form: Literal["train_cell", "net_with_loss", "network"]
+    reasons: tuple[str, ...]  # why not the plain form, one comment paragraph each
+    kwargs: tuple[ModelKwarg, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """What one generated script says; see templates/ for how it is printed."""
 
     variant: Variant
-    name: str
-    source: str
-    out_dir: str
-    version: str
     docstring: str
-    settings: list[tuple[str, str]]
-    constants: list[list[Constant]]
-    imports: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    imports: tuple[str, ...]
+    shared: Shared
+    convert_network: bool  # amp.auto_mixed_precision in build_network()
+    amp_comment: str
+    writes_train_step: bool  # the TrainStep cell is written out
+    writes_loss_cell: bool  # the WithLossFp32 cell is written out
+    net_with_loss: str | None  # the class wrapping network + loss for TrainStep / Model
+    eval_cast_fp32: bool  # WithEvalCell(add_cast_fp32=True)
+    model: ModelCall | None  # model variant only
+    sets_parallel_context: bool  # data parallel through Model: ms.set_auto_parallel_context
+    device_notes: tuple[DeviceNote, ...]
 
-    def __getattr__(self, item: str) -> Any:  # sections (p.step, p.lr, ...) live in `extra`
-        try:
-            return self.__dict__["extra"][item]
-        except KeyError:
-            raise AttributeError(item) from None
+
+def build_shared(
+    cfg: Config,
+    *,
+    source: str,
+    config_dir: Path,
+    out_dir: Path,
+    name: str,
+    config_sha256: str | None = None,
+) -> Shared:
+    """Resolve what both variants print, in dependency order."""
+    rel = Relative(config_dir, out_dir)
+    step = build_step(cfg, rel)
+    return Shared(
+        header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
+        constants=build_constants(cfg, step),
+        runtime=build_runtime(cfg),
+        network=build_network(cfg, rel),
+        data_helpers=data_helpers(cfg),
+        datasets=build_datasets(cfg, rel),
+        loss=build_loss(cfg),
+        lr=build_lr(cfg),
+        optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
+        metrics=build_metrics(cfg, rel),
+        amp=build_amp(cfg),
+        step=step,
+        parallel=build_parallel(cfg),
+        checkpoint=build_checkpoint(cfg),
+        early_stopping=build_early_stopping(cfg),
+        loss_monitor=cfg.callbacks.loss_monitor,
+        time_monitor=cfg.callbacks.time_monitor,
+        sink_mode=cfg.train.dataset_sink_mode,
+        sink_size=cfg.train.sink_size,
+    )
 
 
 def build_plan(
-    cfg: Config, variant: Variant, *, source: str, config_dir: Path, out_dir: Path, name: str
+    cfg: Config,
+    variant: Variant,
+    *,
+    source: str,
+    config_dir: Path,
+    out_dir: Path,
+    name: str,
+    config_sha256: str | None = None,
+    shared: Shared | None = None,
 ) -> Plan:
-    """Resolve everything `variant`'s template needs from a validated config."""
+    """Resolve everything `variant`'s template needs (pass `shared` to reuse the variant-free part)."""
+    if shared is None:
+        shared = build_shared(
+            cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
+        )
+    return variant_plan(cfg, shared, variant)
+
+
+def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
+    amp, step = shared.amp, shared.step
+    model = None
+    if variant == "model":
+        # Model converts the network itself from amp_level unless it gets a ready train cell or the
+        # config keeps cells in float32, which amp_level cannot express.
+        convert = amp.enabled and (step.custom_cell or bool(amp.fp32_cells))
+        model = _model_call(shared, convert=convert)
+        writes_step = step.custom_cell
+        uses_loss_cell = model.form != "network"
+    else:
+        convert = amp.enabled
+        writes_step = uses_loss_cell = True
+    net_with_loss = ("WithLossFp32" if amp.cast_loss_fp32 else "nn.WithLossCell") if uses_loss_cell else None
+    writes_loss_cell = net_with_loss == "WithLossFp32"
+    what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
+    amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
+    return Plan(
+        variant=variant,
+        docstring=f"{shared.header.name}: train {shared.network.short} with {what} ({variant} variant).",
+        imports=_imports(
+            shared,
+            convert=convert,
+            writes_step=writes_step,
+            writes_loss_cell=writes_loss_cell,
+            model=model,
+        ),
+        shared=shared,
+        convert_network=convert,
+        amp_comment=amp_comment,
+        writes_train_step=writes_step,
+        writes_loss_cell=writes_loss_cell,
+        net_with_loss=net_with_loss,
+        eval_cast_fp32=amp.cast_loss_fp32,
+        model=model,
+        sets_parallel_context=model is not None and shared.parallel is not None,
+        device_notes=build_device_notes(cfg, model_variant=variant == "model"),
+    )
+
+
+def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
+    amp, step = shared.amp, shared.step
+    if step.custom_cell:
+        return ModelCall("train_cell", step.custom_reasons, ())
+    kwargs: list[ModelKwarg] = []
+    if amp.enabled and not convert:
+        kwargs.append(ModelKwarg("amp_level", literal(amp.level), "amp.level"))
+        if amp.keep_batchnorm_fp32 is not None:
+            kwargs.append(
+                ModelKwarg("keep_batchnorm_fp32", literal(amp.keep_batchnorm_fp32), "amp.keep_batchnorm_fp32")
+            )
+    if step.fixed_sens:
+        kwargs.append(
+            ModelKwarg(
+                "loss_scale_manager",
+                "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
+                "loss_scale.kind fixed; the optimizer divides by the same scale",
+            )
+        )
+    elif amp.level == "O2" and not convert:
+        kwargs.append(
+            ModelKwarg(
+                "loss_scale_manager",
+                "None",
+                "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
+            )
+        )
+    if convert and amp.cast_loss_fp32:
+        reason = (
+            "amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the network is "
+            "converted in build_network() and Model gets network + float32 loss as one cell"
+        )
+        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
+    return ModelCall("network", (), tuple(kwargs))
+
+
+def _imports(
+    s: Shared, *, convert: bool, writes_step: bool, writes_loss_cell: bool, model: ModelCall | None
+) -> tuple[str, ...]:
+    """The import block, derived from the resolved plan (never collected while building it)."""
     imports = Imports()
-    imports.module("argparse")
-    imports.module("json")
+    for module in ("argparse", "json", "sys"):
+        imports.module(module)
     imports.names("pathlib", "Path")
     imports.module("mindspore", "ms")
     imports.names("mindspore", "nn")
-    rel = _Relative(config_dir, out_dir)
-
-    step = _step(cfg, variant, imports)
-    amp = _amp(cfg, variant, step, imports)
-    network = _network(cfg, rel, imports)
-    datasets = _datasets(cfg, rel, imports)
-    parallel = _parallel(cfg, variant, datasets, step, imports)
-    metrics = _metrics(cfg, rel) if cfg.data.eval is not None else []
-    if metrics:
-        imports.module("numpy", "np")
-    if step.process_module:
-        step.process_sys_path = rel.sys_path_for(step.process_module)
-    if any(
-        [
-            network.sys_path,
-            *(d.sys_path for d in datasets),
-            *(m.sys_path for m in metrics),
-            step.process_sys_path,
-        ]
-    ):
-        imports.module("sys")
-    lr = SimpleNamespace(kind=cfg.lr_schedule.kind, is_list=cfg.lr_schedule.kind != "constant")
-    if lr.kind in ("cosine", "warmup_cosine"):
+    if any(d.factory is None for d in s.datasets):
+        imports.names("mindspore", "dataset as ds")
+    if s.parallel is not None:
+        imports.module("os")
+        imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
+    if s.lr.kind in ("cosine", "warmup_cosine"):
         imports.module("math")
-    checkpoint = _checkpoint(cfg)
-    if variant == "native" and cfg.callbacks.time_monitor:
+    if s.time_monitor:
         imports.module("time")
-    if variant == "model":
-        model = _model(cfg, step, amp, imports)
-    else:
-        model = SimpleNamespace()
+    if s.metrics or s.data_helpers:
+        imports.module("numpy", "np")
+    if "digits" in s.data_helpers:
+        imports.names("sklearn.datasets", "load_digits")
+    if any(d.image_ops for d in s.datasets):
+        imports.names("mindspore.dataset", "vision")
+    if any(d.label_cast for d in s.datasets):
+        imports.names("mindspore.dataset", "transforms")
+    if s.network.kind == "mindcv":
+        imports.names("mindcv.models", "create_model")
+    if writes_step or writes_loss_cell:
         imports.names("mindspore", "ops")
-
-    what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
-    plan = Plan(
-        variant=variant,
-        name=name,
-        source=source,
-        out_dir=out_dir.as_posix(),
-        version=__version__,
-        docstring=f"{name}: train {network.summary_short} with {what} ({variant} variant).",
-        settings=_settings(cfg, name),
-        constants=_constants(cfg, step),
-        imports=imports.lines(),
-    )
-    plan.extra.update(
-        runtime=_runtime(cfg),
-        network=network,
-        datasets=datasets,
-        train_dataset_call=parallel.train_dataset_call or f"{datasets[0].function}()",
-        eval_dataset_call=f"{datasets[-1].function}()" if cfg.data.eval is not None else None,
-        loss_name=cfg.loss.name,
-        loss_expr=call(f"nn.{cfg.loss.name}", **_loss_kwargs(cfg)),
-        lr=lr,
-        optimizer=_optimizer(cfg, step),
-        metrics=metrics,
-        eval=cfg.data.eval is not None,
-        step=step,
-        amp=amp,
-        model=model,
-        checkpoint=checkpoint,
-        # the LR list, an epoch-based checkpoint period and accumulation need the dataset size
-        needs_steps_per_epoch=lr.is_list
-        or (checkpoint is not None and "steps_per_epoch" in checkpoint.every_expr)
-        or step.accumulate,
-        early_stopping=_early_stopping(cfg),
-        loss_monitor=cfg.callbacks.loss_monitor,
-        time_monitor=cfg.callbacks.time_monitor,
-        train=_train(cfg, variant),
-        parallel=parallel,
-    )
-    return plan
-
-
-def _settings(cfg: Config, name: str) -> list[tuple[str, str]]:
-    """Every resolved key that has a value, as (dotted.key, literal), defaults included."""
-    rows: list[tuple[str, str]] = []
-
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict) and value:
-            for key, sub in value.items():
-                walk(f"{prefix}.{key}" if prefix else key, sub)
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            for i, sub in enumerate(value):
-                walk(f"{prefix}[{i}]", sub)
-        elif value is not None:
-            rows.append((prefix, literal(value)))
-
-    walk("", cfg.model_dump(mode="json", by_alias=True) | {"name": name})
-    return rows
-
-
-def _constants(cfg: Config, step: SimpleNamespace) -> list[list[Constant]]:
-    run = [
-        Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
-        Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
-        Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"),
-        Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"),
-    ]
-    opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
-    if cfg.optimizer.weight_decay or cfg.optimizer.decay_filter != "all":
-        opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
-    schedule = cfg.lr_schedule
-    if isinstance(schedule, PiecewiseLR):
-        opt += [
-            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
-            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
-        ]
-    if isinstance(schedule, WarmupCosineLR):
-        opt += [
-            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
-        ]
-    if hasattr(schedule, "min_lr"):
-        opt.append(Constant("MIN_LR", literal(schedule.min_lr), "lr_schedule.min_lr"))
-    groups = [run, opt]
-    if cfg.data.eval is not None:
-        every = cfg.eval.every_epochs if cfg.eval else 1
-        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")]
-        early = cfg.callbacks.early_stopping
-        if early is not None:
-            group += [
-                Constant("EARLY_STOP_MONITOR", literal(early.monitor), "callbacks.early_stopping.monitor"),
-                Constant("EARLY_STOP_PATIENCE", literal(early.patience), "callbacks.early_stopping.patience"),
-                Constant(
-                    "EARLY_STOP_MIN_DELTA", literal(early.min_delta), "callbacks.early_stopping.min_delta"
-                ),
-            ]
-        groups.append(group)
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is not None:
-        group = [
-            Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
-            Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
-            Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
-        ]
-        if ckpt.every_steps:
-            group.append(
-                Constant(
-                    "CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps"
-                )
-            )
-        else:
-            group.append(
-                Constant(
-                    "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
-                )
-            )
-        groups.append(group)
-    precision = []
-    ls = cfg.loss_scale
-    if isinstance(ls, FixedLossScale):
-        precision.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
-    if isinstance(ls, DynamicLossScale):
-        precision += [
-            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
-            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
-            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
-        ]
-    clip = cfg.grad.clip
-    if clip is not None:
-        name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
-        precision.append(Constant(name, literal(value), f"grad.clip.{name.lower()}"))
-    if step.accumulate:
-        precision.append(
-            Constant("ACCUMULATION_STEPS", literal(cfg.grad.accumulation_steps), "grad.accumulation_steps")
-        )
-    if precision:
-        groups.append(precision)
-    if cfg.parallel.mode == "data_parallel":
-        groups.append(
-            [
-                Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
-                Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
-            ]
-        )
-    return groups
-
-
-def _runtime(cfg: Config) -> SimpleNamespace:
-    rt = cfg.runtime
-    return SimpleNamespace(
-        mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
-        device=rt.device_target,
-        on_cpu=rt.device_target == "CPU",
-        cpu_threads=rt.cpu_threads,
-        max_device_memory=rt.max_device_memory,
-    )
-
-
-def _early_stopping(cfg: Config) -> SimpleNamespace | None:
-    early = cfg.callbacks.early_stopping
-    if early is None or cfg.data.eval is None:
-        return None
-    mode = early.mode or ("min" if early.monitor.endswith("loss") else "max")
-    return SimpleNamespace(mode=mode, maximize=mode == "max")
-
-
-def _checkpoint(cfg: Config) -> SimpleNamespace | None:
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None:
-        return None
-    k = cfg.grad.accumulation_steps
-    if ckpt.every_steps:
-        if k > 1:
-            return SimpleNamespace(
-                every_expr="CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
-                every_comment="callbacks.checkpoint.every_steps counts optimizer steps of ACCUMULATION_STEPS batches",
-            )
-        return SimpleNamespace(
-            every_expr="CHECKPOINT_EVERY_STEPS", every_comment="callbacks.checkpoint.every_steps"
-        )
-    return SimpleNamespace(
-        every_expr="CHECKPOINT_EVERY_EPOCHS * steps_per_epoch",
-        every_comment="callbacks.checkpoint.every_epochs, converted to batches",
-    )
-
-
-def _train(cfg: Config, variant: Variant) -> SimpleNamespace:
-    t, on_cpu = cfg.train, cfg.runtime.device_target == "CPU"
-    comment = None
-    if t.dataset_sink_mode and on_cpu:
-        comment = "MindSpore ignores sink mode on CPU and feeds one batch per step" + (
-            "; sink_size then only changes LossMonitor's step numbering" if variant == "model" else ""
-        )
-    elif t.dataset_sink_mode and variant == "native":
-        comment = (
-            "this loop feeds one batch per step; to sink on GPU/Ascend wrap the step with "
-            "ms.data_sink (not generated: it cannot be verified on CPU)"
-        )
-    return SimpleNamespace(sink_mode=t.dataset_sink_mode, sink_size=t.sink_size, sink_comment=comment)
+    if convert or (writes_step and s.step.scaler):
+        imports.names("mindspore", "amp")
+    if model is not None:
+        imports.names("mindspore.train", "Callback", "Model")
+        if model.form == "network" and s.step.fixed_sens:
+            imports.names("mindspore.amp", "FixedLossScaleManager")
+        if s.checkpoint is not None:
+            imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
+    return tuple(imports.lines())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -34,6 +35,11 @@ def _comment(value: object) -> str:
 def _docstring(value: object) -> str:
     """Text safe inside a one-line triple-quoted docstring."""
     return _comment(value).replace('"', '\\"')
+
+
+def _wrap_lines(value: object, width: int) -> list[str]:
+    """A long comment as lines of at most `width` characters (each still needs the comment filter)."""
+    return textwrap.wrap(str(value), width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 # Every option that changes compiled template code; also part of the bytecode cache's directory name.
@@ -82,11 +88,15 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_bytecode_cache(),
-        **_OPTIONS,
+        keep_trailing_newline=_OPTIONS["keep_trailing_newline"],
+        trim_blocks=_OPTIONS["trim_blocks"],
+        lstrip_blocks=_OPTIONS["lstrip_blocks"],
+        autoescape=_OPTIONS["autoescape"],
     )
     env.filters["py"] = literal
     env.filters["comment"] = _comment
     env.filters["docstring"] = _docstring
+    env.filters["wrap_lines"] = _wrap_lines
     return env
 
 

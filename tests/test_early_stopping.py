@@ -7,6 +7,7 @@ import pytest
 from mscodegen.config import load_config
 from mscodegen.errors import ConfigError
 from mscodegen.parity import generate_both, run_script, step_differences
+from mscodegen.plan import build_shared
 
 from conftest import run_both
 
@@ -47,10 +48,15 @@ def test_early_stopping_needs_eval_data(write_config):
 
 
 def test_mode_defaults_follow_the_metric(write_config, tmp_path):
-    for monitor, sign in (("loss", "<"), ("accuracy", ">")):
-        config = write_config({"callbacks": {"early_stopping": {"monitor": monitor}}}, name=monitor)
-        script = generate_both(config, tmp_path / monitor)["native"].read_text()
-        assert f"value {sign} self.best" in script
+    for monitor, maximize in (("loss", False), ("accuracy", True)):
+        loaded = load_config(
+            write_config({"callbacks": {"early_stopping": {"monitor": monitor}}}, name=monitor)
+        )
+        shared = build_shared(
+            loaded.config, source="x.yaml", config_dir=tmp_path, out_dir=tmp_path / "out", name=monitor
+        )
+        assert shared.early_stopping is not None
+        assert shared.early_stopping.maximize is maximize
 
 
 @pytest.mark.slow

@@ -340,7 +340,7 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 out = {}
 for shard in (0, 1):
-    mod.set_runtime()  # what every rank does first: the same seed
+    mod.set_runtime()  # what every rank does first: the same seed (runtime.seed)
     dataset = mod.build_train_dataset(num_shards=2, shard_id=shard)
     # one iterator for both epochs, as the training loops use; it stops at each epoch's end
     iterator = dataset.create_tuple_iterator(num_epochs=2, output_numpy=True)

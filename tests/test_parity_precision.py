@@ -132,6 +132,7 @@ def test_dynamic_loss_scale_overflow_skips_and_shrinks(write_config, tmp_path):
         {
             "amp": {"level": "O3"},
             "loss_scale": {"kind": "dynamic", "init": init, "factor": factor, "window": 1000},
+            "lr_schedule": {"kind": "cosine", "min_lr": 0.001},
             "data": {"eval": None},
         }
     )
@@ -145,6 +146,11 @@ def test_dynamic_loss_scale_overflow_skips_and_shrinks(write_config, tmp_path):
     # loss_scale is logged after the step: each overflowing step divides it by the factor, then it stays
     assert scales[:overflowing] == [init / factor ** (i + 1) for i in range(overflowing)]
     assert set(scales[overflowing:]) == {scales[overflowing - 1]}
+    # The logged lr is the optimizer's: a skipped step does not advance its schedule, so every
+    # overflowing step and the first real update log the schedule's first value, then it moves on.
+    schedule = [0.001 + 0.5 * (0.05 - 0.001) * (1 + math.cos(math.pi * k / 12)) for k in range(12)]
+    expected = [schedule[0]] * overflowing + schedule[: 12 - overflowing]
+    assert [r["lr"] for r in model.steps] == [float(np.float32(v)) for v in expected]
 
 
 def test_overflow_steps_do_not_update(write_config, tmp_path):

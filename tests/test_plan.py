@@ -1,4 +1,5 @@
-"""plan.py: literals, the import block, paths, constants, Model's keyword arguments and network shapes."""
+"""plan.py: typed fields against hand-written values (literals, imports, paths, constants, Model's
+keyword arguments, network shapes, what each variant writes out, per-device notes)."""
 
 from __future__ import annotations
 
@@ -243,7 +244,7 @@ def test_relative_data_paths_resolve_from_the_script_to_the_config_dir(
     text = MINIMAL.replace("{kind: synthetic, image_shape: [1, 8, 8]}", "{kind: mnist, path: ../data/mnist}")
     loaded = load(tmp_path / config_dir, text)
     plan = plan_of(loaded, out_dir=tmp_path / out_dir)
-    path = plan.datasets[0].path
+    path = plan.shared.datasets[0].path
     assert not Path(path).is_absolute()
     assert "\\" not in path
     # What the generated script does: Path(__file__).resolve().parent / path
@@ -257,7 +258,7 @@ def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
         "{kind: synthetic, image_shape: [1, 8, 8]}", f"{{kind: mnist, path: '{data.as_posix()}'}}"
     )
     plan = plan_of(load(tmp_path / "cfg", text))
-    assert plan.datasets[0].path == data.as_posix()
+    assert plan.shared.datasets[0].path == data.as_posix()
 
 
 def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> None:
@@ -266,8 +267,11 @@ def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> N
     (config_dir / "nets.py").write_text("def Net():\n    pass\n")
     text = MINIMAL.replace("{kind: builtin, name: mlp}", "{kind: import, factory: nets:Net}")
     plan = plan_of(load(config_dir, text), out_dir=tmp_path / "generated" / "run")
-    assert (tmp_path / "generated" / "run" / plan.network.sys_path).resolve() == config_dir.resolve()
-    assert plan.network.build_expr == "Net()"
+    factory = plan.shared.network.factory
+    assert factory is not None and factory.sys_path is not None
+    assert (tmp_path / "generated" / "run" / factory.sys_path).resolve() == config_dir.resolve()
+    assert (factory.module, factory.attr, factory.key) == ("nets", "Net", "network.factory")
+    assert plan.shared.network.build_expr == "Net()"
 
 
 # --- constants carry their YAML keys --------------------------------------------------------------
@@ -286,59 +290,99 @@ callbacks: {checkpoint: {PERIOD, keep_max: 4, directory: ckpts, prefix: pre}}
 loss_scale: {LOSS_SCALE}
 grad: {clip: {CLIP}, accumulation_steps: 2}
 """
-FULL_VARIANTS = [
-    {
-        "LR_SCHEDULE": "piecewise, milestones: [2, 4], gamma: 0.5",
-        "PERIOD": "every_steps: 9",
-        "LOSS_SCALE": "kind: fixed, value: 256",
-        "CLIP": "kind: value, clip_value: 0.25",
-    },
-    {
-        "LR_SCHEDULE": "warmup_cosine, warmup_epochs: 2, warmup_start_lr: 0.001, min_lr: 0.0001",
-        "PERIOD": "every_epochs: 2",
-        "LOSS_SCALE": "kind: dynamic, init: 128, factor: 4, window: 50",
-        "CLIP": "kind: global_norm, max_norm: 3.0",
-    },
-    {
-        "LR_SCHEDULE": "cosine, min_lr: 0.003",
-        "PERIOD": "every_epochs: 1",
-        "LOSS_SCALE": "kind: none",
-        "CLIP": "kind: norm, max_norm: 0.5",
-    },
+COMMON = [
+    ("DEVICE", "'CPU'", "runtime.device_target"),
+    ("SEED", "5", "runtime.seed"),
+    ("EPOCHS", "6", "train.epochs"),
+    ("LOG_EVERY_STEPS", "7", "train.log_every_steps"),
+    ("OUTPUT_DIR", "'out/dir'", "train.output_dir"),
+    ("LR", "0.02", "optimizer.lr"),
+    ("WEIGHT_DECAY", "0.0001", "optimizer.weight_decay"),
 ]
+CHECKPOINT = [
+    ("CHECKPOINT_DIR", "'ckpts'", "callbacks.checkpoint.directory"),
+    ("CHECKPOINT_PREFIX", "'pre'", "callbacks.checkpoint.prefix"),
+    ("CHECKPOINT_KEEP_MAX", "4", "callbacks.checkpoint.keep_max"),
+]
+FULL_CASES = {
+    "piecewise": (
+        {
+            "LR_SCHEDULE": "piecewise, milestones: [2, 4], gamma: 0.5",
+            "PERIOD": "every_steps: 9",
+            "LOSS_SCALE": "kind: fixed, value: 256",
+            "CLIP": "kind: value, clip_value: 0.25",
+        },
+        [
+            *COMMON,
+            ("MILESTONES", "[2, 4]", "lr_schedule.milestones"),
+            ("GAMMA", "0.5", "lr_schedule.gamma"),
+            ("EVAL_EVERY_EPOCHS", "3", "eval.every_epochs"),
+            *CHECKPOINT,
+            ("CHECKPOINT_EVERY_STEPS", "9", "callbacks.checkpoint.every_steps"),
+            ("LOSS_SCALE", "256.0", "loss_scale.value"),
+            ("CLIP_VALUE", "0.25", "grad.clip.clip_value"),
+            ("ACCUMULATION_STEPS", "2", "grad.accumulation_steps"),
+        ],
+    ),
+    "warmup": (
+        {
+            "LR_SCHEDULE": "warmup_cosine, warmup_epochs: 2, warmup_start_lr: 0.001, min_lr: 0.0001",
+            "PERIOD": "every_epochs: 2",
+            "LOSS_SCALE": "kind: dynamic, init: 128, factor: 4, window: 50",
+            "CLIP": "kind: global_norm, max_norm: 3.0",
+        },
+        [
+            *COMMON,
+            ("WARMUP_EPOCHS", "2", "lr_schedule.warmup_epochs"),
+            ("WARMUP_START_LR", "0.001", "lr_schedule.warmup_start_lr"),
+            ("MIN_LR", "0.0001", "lr_schedule.min_lr"),
+            ("EVAL_EVERY_EPOCHS", "3", "eval.every_epochs"),
+            *CHECKPOINT,
+            ("CHECKPOINT_EVERY_EPOCHS", "2", "callbacks.checkpoint.every_epochs"),
+            ("LOSS_SCALE", "128.0", "loss_scale.init"),
+            ("LOSS_SCALE_FACTOR", "4", "loss_scale.factor"),
+            ("LOSS_SCALE_WINDOW", "50", "loss_scale.window"),
+            ("MAX_NORM", "3.0", "grad.clip.max_norm"),
+            ("ACCUMULATION_STEPS", "2", "grad.accumulation_steps"),
+        ],
+    ),
+    "cosine": (
+        {
+            "LR_SCHEDULE": "cosine, min_lr: 0.003",
+            "PERIOD": "every_epochs: 1",
+            "LOSS_SCALE": "kind: none",
+            "CLIP": "kind: norm, max_norm: 0.5",
+        },
+        [
+            *COMMON,
+            ("MIN_LR", "0.003", "lr_schedule.min_lr"),
+            ("EVAL_EVERY_EPOCHS", "3", "eval.every_epochs"),
+            *CHECKPOINT,
+            ("CHECKPOINT_EVERY_EPOCHS", "1", "callbacks.checkpoint.every_epochs"),
+            ("MAX_NORM", "0.5", "grad.clip.max_norm"),
+            ("ACCUMULATION_STEPS", "2", "grad.accumulation_steps"),
+        ],
+    ),
+}
 
 
-def value_at(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        data = data[part]
-    return data
+def full_config(tmp_path: Path, case: str) -> LoadedConfig:
+    text = FULL
+    for placeholder, value in FULL_CASES[case][0].items():
+        text = text.replace(placeholder, value)
+    return load(tmp_path, text)
 
 
 @pytest.mark.parametrize("variant", ["model", "native"])
-@pytest.mark.parametrize("fill", FULL_VARIANTS, ids=["piecewise", "warmup", "cosine"])
-def test_constants_carry_their_yaml_keys(tmp_path: Path, fill: dict[str, str], variant: str) -> None:
-    text = FULL
-    for placeholder, value in fill.items():
-        text = text.replace(placeholder, value)
-    loaded = load(tmp_path, text)
-    dumped = loaded.config.model_dump(mode="json", by_alias=True)
-    constants = [c for group in plan_of(loaded, variant).constants for c in group]
-    assert len({c.name for c in constants}) == len(constants)
-    for constant in constants:
-        assert constant.value == literal(value_at(dumped, constant.key)), constant
-    names = {c.name for c in constants}
-    assert {"SEED", "EPOCHS", "LR", "WEIGHT_DECAY", "EVAL_EVERY_EPOCHS", "ACCUMULATION_STEPS"} <= names
-    by_name = {c.name: c for c in constants}
-    assert by_name["SEED"].value == "5" and by_name["OUTPUT_DIR"].value == "'out/dir'"
+@pytest.mark.parametrize("case", FULL_CASES)
+def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str) -> None:
+    plan = plan_of(full_config(tmp_path, case), variant)
+    constants = [(c.name, c.value, c.key) for group in plan.shared.constants for c in group]
+    assert constants == FULL_CASES[case][1]
 
 
 def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:
-    text = FULL
-    for placeholder, value in FULL_VARIANTS[0].items():
-        text = text.replace(placeholder, value)
-    loaded = load(tmp_path, text)
-    files = generate(loaded, tmp_path / "out")
-    constants = [c for group in plan_of(loaded).constants for c in group]
+    files = generate(full_config(tmp_path, "piecewise"), tmp_path / "out")
     for script in files.values():
         lines = script.splitlines()
         assigned = {
@@ -346,10 +390,31 @@ def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) 
             for node in ast.parse(script).body
             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
         }
-        for c in constants:
-            node = assigned[c.name]
-            assert ast.literal_eval(node.value) == ast.literal_eval(c.value)  # black may requote it
-            assert lines[node.lineno - 1].endswith(f"  # {c.key}")
+        for name, value, key in FULL_CASES["piecewise"][1]:
+            node = assigned[name]
+            assert ast.literal_eval(node.value) == ast.literal_eval(value)  # black may requote it
+            assert lines[node.lineno - 1].endswith(f"  # {key}")
+
+
+@pytest.mark.parametrize(
+    ("case", "unit", "every"),
+    [
+        ("piecewise", "steps", "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS"),
+        ("warmup", "epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch"),
+    ],
+)
+def test_checkpoint_period_unit(tmp_path: Path, case: str, unit: str, every: str) -> None:
+    checkpoint = plan_of(full_config(tmp_path, case)).shared.checkpoint
+    assert checkpoint is not None
+    assert (checkpoint.unit, checkpoint.every_expr) == (unit, every)
+
+
+def test_checkpoint_every_steps_without_accumulation(tmp_path: Path) -> None:
+    checkpoint = plan_of(
+        load(tmp_path, MINIMAL + "callbacks: {checkpoint: {every_steps: 3}}\n")
+    ).shared.checkpoint
+    assert checkpoint is not None
+    assert (checkpoint.unit, checkpoint.every_expr) == ("steps", "CHECKPOINT_EVERY_STEPS")
 
 
 # --- Model's keyword arguments --------------------------------------------------------------------
@@ -357,7 +422,8 @@ def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) 
 
 def model_kwargs(tmp_path: Path, extra: str) -> dict[str, str]:
     plan = plan_of(load(tmp_path, MINIMAL + extra), "model")
-    return {name: value for name, value, _why in plan.model.kwargs}
+    assert plan.model is not None
+    return {k.name: k.value for k in plan.model.kwargs}
 
 
 @pytest.mark.parametrize(
@@ -412,7 +478,7 @@ def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, str]) -> N
 
 def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path: Path) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + "loss_scale: {kind: fixed}\n"))
-    assert ("loss_scale", "LOSS_SCALE") in plan.optimizer.args
+    assert ("loss_scale", "LOSS_SCALE") in plan.shared.optimizer.args
 
 
 # --- network build expressions and shapes ---------------------------------------------------------
@@ -434,7 +500,7 @@ def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path
 def test_mindcv_build_expression(tmp_path: Path, network: str, expected: str) -> None:
     text = MINIMAL.replace("{kind: builtin, name: mlp}", network)
     plan = plan_of(load(tmp_path, text))
-    assert plan.network.build_expr == expected
+    assert plan.shared.network.build_expr == expected
     assert "from mindcv.models import create_model" in plan.imports
 
 
@@ -454,23 +520,14 @@ def lenet_flatten(height: int, width: int) -> int:
     return 16 * sizes[0] * sizes[1]
 
 
-def product(expr: str) -> int:
-    """Evaluate an `a * b * c` expression of integer literals without eval()."""
-    node = ast.parse(expr, mode="eval").body
-    if isinstance(node, ast.Constant):
-        return node.value
-    assert isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult), expr
-    return product(ast.unparse(node.left)) * product(ast.unparse(node.right))
-
-
 @pytest.mark.parametrize(("height", "width"), [(16, 16), (28, 28), (32, 32), (28, 32), (17, 45)])
 def test_lenet_flatten_size(tmp_path: Path, height: int, width: int) -> None:
     text = MINIMAL.replace("name: mlp}", f"name: lenet5, input_shape: [3, {height}, {width}]}}")
     plan = plan_of(load(tmp_path, text))
-    first = plan.network.dense[0]
-    assert product(first.in_expr) == lenet_flatten(height, width)
-    assert plan.network.build_expr == "LeNet5(num_classes=10, in_channels=3)"
-    assert [d.out_expr for d in plan.network.dense] == ["120", "84", "num_classes"]
+    first = plan.shared.network.dense[0]
+    assert int(first.in_features) == lenet_flatten(height, width)
+    assert plan.shared.network.build_expr == "LeNet5(num_classes=10, in_channels=3)"
+    assert [d.out_features for d in plan.shared.network.dense] == ["120", "84", "num_classes"]
 
 
 def test_lenet_known_sizes() -> None:
@@ -481,4 +538,155 @@ def test_lenet_known_sizes() -> None:
 def test_mlp_input_features(tmp_path: Path) -> None:
     text = MINIMAL.replace("[1, 8, 8]", "[3, 5, 7]")
     plan = plan_of(load(tmp_path, text))
-    assert plan.network.build_expr == "MLP(num_classes=10, in_features=105)"
+    assert plan.shared.network.build_expr == "MLP(num_classes=10, in_features=105)"
+
+
+# --- what each variant writes out ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("amp", "native_level", "cast"),
+    [
+        ("{level: O0}", "O0", False),
+        ("{level: O1}", "O1", False),
+        ("{level: O2}", "O2", True),
+        ("{level: O2, keep_batchnorm_fp32: false}", "O3", True),
+        ("{level: O3}", "O3", True),
+        ("{level: O3, keep_batchnorm_fp32: true}", "O2", True),
+        ("{level: auto}", "auto", True),
+    ],
+)
+def test_amp_level_and_float32_loss(tmp_path: Path, amp: str, native_level: str, cast: bool) -> None:
+    plan = plan_of(load(tmp_path, MINIMAL + f"amp: {amp}\n"), "native")
+    assert (plan.shared.amp.native_level, plan.shared.amp.cast_loss_fp32) == (native_level, cast)
+    assert plan.net_with_loss == ("WithLossFp32" if cast else "nn.WithLossCell")
+    assert plan.eval_cast_fp32 is cast
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        # Model builds everything from amp_level: no cell written, the network not converted
+        ("amp: {level: O2}\n", ("network", False, False, None)),
+        # clipping: Model gets the TrainStep cell, whose network the script converts
+        ("amp: {level: O2}\ngrad: {clip: {kind: global_norm}}\n", ("train_cell", True, True, "WithLossFp32")),
+        # fp32_cells: converted in the script, Model gets network + float32 loss as one cell
+        ("amp: {level: O2, fp32_cells: [Softmax]}\n", ("net_with_loss", False, True, "WithLossFp32")),
+        ("amp: {level: O1, fp32_cells: [Softmax]}\n", ("network", False, True, None)),
+        ("", ("network", False, False, None)),
+    ],
+    ids=["O2", "O2-clip", "O2-fp32-cells", "O1-fp32-cells", "fp32"],
+)
+def test_model_variant_forms(
+    tmp_path: Path, extra: str, expected: tuple[str, bool, bool, str | None]
+) -> None:
+    plan = plan_of(load(tmp_path, MINIMAL + extra), "model")
+    assert plan.model is not None
+    assert (plan.model.form, plan.writes_train_step, plan.convert_network, plan.net_with_loss) == expected
+    native = plan_of(load(tmp_path, MINIMAL + extra), "native")
+    assert native.model is None and native.writes_train_step
+
+
+def test_custom_cell_reasons_are_listed(tmp_path: Path) -> None:
+    extra = "loss_scale: {kind: dynamic}\ngrad: {clip: {kind: norm}, accumulation_steps: 2}\n"
+    step = plan_of(load(tmp_path, MINIMAL + extra)).shared.step
+    assert step.custom_cell and step.accumulate and step.returns_scale
+    assert [reason.split(":")[0] for reason in step.custom_reasons] == [
+        "loss_scale.kind dynamic",
+        "grad.clip (norm)",
+        "grad.accumulation_steps",
+    ]
+    assert step.extras == ("loss scaling (dynamic)", "clipping (norm)", "accumulation over 2 batches")
+
+
+def test_data_parallel_shards_only_the_train_data(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        "  train: {kind: synthetic, image_shape: [1, 8, 8]}\n",
+        "  train: {kind: synthetic, image_shape: [1, 8, 8], batch_size: 8}\n"
+        "  eval: {kind: synthetic, image_shape: [1, 8, 8], batch_size: 5}\n",
+    )
+    plan = plan_of(load(tmp_path, text + "parallel: {mode: data_parallel, workers: 2}\n"))
+    train, evaluation = plan.shared.datasets
+    assert (train.sharded, train.batch_expr, train.call) == (
+        True,
+        "8 // num_shards",
+        "build_train_dataset(num_shards=group_size, shard_id=rank)",
+    )
+    assert train.source_call.endswith("num_shards=num_shards, shard_id=shard_id)")
+    assert (evaluation.sharded, evaluation.batch_expr, evaluation.call) == (
+        False,
+        "5",
+        "build_eval_dataset()",
+    )
+    assert plan.sets_parallel_context and plan.shared.step.parallel
+    assert not plan_of(
+        load(tmp_path, text + "parallel: {mode: data_parallel, workers: 2}\n"), "native"
+    ).sets_parallel_context
+
+
+@pytest.mark.parametrize("kind", ["constant", "piecewise", "cosine", "warmup_cosine"])
+def test_lr_schedule_is_a_list_unless_constant(tmp_path: Path, kind: str) -> None:
+    extra = (
+        "lr_schedule: {kind: piecewise, milestones: [1]}\n"
+        if kind == "piecewise"
+        else f"lr_schedule: {{kind: {kind}}}\n"
+    )
+    plan = plan_of(load(tmp_path, MINIMAL + extra + "train: {epochs: 2}\n"))
+    assert plan.shared.lr.is_list is (kind != "constant")
+
+
+# --- per device ------------------------------------------------------------------------------------
+
+
+def test_no_device_notes_when_nothing_differs(tmp_path: Path) -> None:
+    plan = plan_of(load(tmp_path, MINIMAL))
+    assert plan.device_notes == ()
+    assert plan.shared.runtime.memory_devices == ()
+
+
+def test_device_notes_for_memory_cap_and_sink_mode(tmp_path: Path) -> None:
+    extra = "runtime: {max_device_memory: 8GB}\ntrain: {dataset_sink_mode: true, sink_size: 10}\n"
+    model = plan_of(load(tmp_path, MINIMAL + extra), "model")
+    native = plan_of(load(tmp_path, MINIMAL + extra), "native")
+    assert model.shared.runtime.memory_devices == ("GPU", "Ascend")
+    notes = {d.device: d.notes for d in model.device_notes}
+    assert notes["CPU"] == (
+        "train.dataset_sink_mode is ignored on CPU: one batch per step",
+        "runtime.max_device_memory (8GB) does not apply on CPU",
+    )
+    assert (
+        notes["GPU"]
+        == notes["Ascend"]
+        == (
+            "train.dataset_sink_mode: Model sinks 10 batches per call (-1: a whole epoch); callbacks run once per sink",
+            "memory pool capped at 8GB (runtime.max_device_memory)",
+        )
+    )
+    native_gpu = {d.device: d.notes for d in native.device_notes}["GPU"]
+    assert native_gpu[0].startswith("train.dataset_sink_mode: this loop feeds one batch per step")
+
+
+# --- names the config imports ---------------------------------------------------------------------
+
+
+def test_installed_factory_is_imported_without_sys_path(tmp_path: Path) -> None:
+    """A factory from an installed package (not next to the config): no sys.path entry, but imported
+    where it is called (it used to be called without an import: a NameError)."""
+    text = MINIMAL.replace(
+        "{kind: builtin, name: mlp}", "{kind: import, factory: 'mindcv.models.resnet:resnet18'}"
+    )
+    loaded = load(tmp_path, text)
+    factory = plan_of(loaded).shared.network.factory
+    assert factory is not None
+    assert (factory.module, factory.attr, factory.sys_path) == ("mindcv.models.resnet", "resnet18", None)
+    for name, script in generate(loaded, tmp_path / "out").items():
+        (build,) = [
+            node
+            for node in ast.parse(script).body
+            if isinstance(node, ast.FunctionDef) and node.name == "build_network"
+        ]
+        imports = [
+            (n.module, [a.name for a in n.names]) for n in ast.walk(build) if isinstance(n, ast.ImportFrom)
+        ]
+        assert imports == [("mindcv.models.resnet", ["resnet18"])], name
+        assert "sys.path" not in ast.unparse(build)

@@ -102,8 +102,8 @@ def test_shuffle_default_depends_on_the_split(
         eval_shuffle,
     )
     plan = plan_of(loaded)
-    assert tuple(d.spec.shuffle for d in plan.datasets) == expected
-    assert [f"shuffle={expected[0]}" in plan.datasets[0].source_args] == [True]
+    assert tuple(d.shuffle for d in plan.shared.datasets) == expected
+    assert [f"shuffle={expected[0]}" in plan.shared.datasets[0].source_call] == [True]
 
 
 @pytest.mark.parametrize("loss", LOSS_CLASSES)
@@ -115,12 +115,12 @@ def test_loss_kwargs_default_only_for_softmax_cross_entropy(tmp_path: Path, loss
         if loss == "SoftmaxCrossEntropyWithLogits"
         else f"nn.{loss}()"
     )
-    assert plan_of(loaded).loss_expr == expected
+    assert plan_of(loaded).shared.loss.expr == expected
 
 
 def test_explicit_loss_kwargs_replace_the_default(tmp_path: Path) -> None:
     text = MINIMAL + "loss: {name: SoftmaxCrossEntropyWithLogits, kwargs: {sparse: true}}\n"
-    assert plan_of(load(tmp_path, text)).loss_expr == "nn.SoftmaxCrossEntropyWithLogits(sparse=True)"
+    assert plan_of(load(tmp_path, text)).shared.loss.expr == "nn.SoftmaxCrossEntropyWithLogits(sparse=True)"
 
 
 # --- discriminated unions: every kind is accepted ------------------------------------------------
@@ -343,13 +343,15 @@ eval:
         "momentum",
     )
     assert [m.name for m in cfg.eval.metrics] == ["accuracy"]
-    assert [m.key for m in plan_of(loaded).metrics] == ["accuracy"]
+    assert [m.key for m in plan_of(loaded).shared.metrics] == ["accuracy"]
 
 
 def test_guide_amp_level_o2(tmp_path: Path) -> None:
     loaded = load(tmp_path, MINIMAL + "amp: {level: O2}\n")
     assert loaded.config.amp.level == "O2"
-    assert ("amp_level", "'O2'", "amp.level") in plan_of(loaded).model.kwargs
+    assert ("amp_level", "'O2'", "amp.level") in [
+        (k.name, k.value, k.comment) for k in plan_of(loaded).model.kwargs
+    ]
 
 
 @pytest.mark.parametrize(
@@ -375,7 +377,7 @@ def test_guide_clipping_plus_extra_weight_decay_via_grad_process(tmp_path: Path)
         1.0,
         "grad_tools:extra_weight_decay",
     )
-    step = plan_of(loaded).step
+    step = plan_of(loaded).shared.step
     assert step.custom_cell and step.process and step.clip_kind == "global_norm"
 
 
@@ -393,7 +395,7 @@ def test_guide_multi_metric_custom_metric_returning_a_dict(tmp_path: Path) -> No
     )
     metric = loaded.config.eval.metrics[0]
     assert (metric.cls, metric.key) == ("my_metrics:MultiMetric", "multi")
-    assert plan_of(loaded).metrics[0].expr == "MultiMetric()"
+    assert plan_of(loaded).shared.metrics[0].expr == "MultiMetric()"
 
 
 def test_guide_data_parallel_with_gradients_mean_and_global_shuffle_seed(tmp_path: Path) -> None:
@@ -414,7 +416,7 @@ def test_guide_data_parallel_with_gradients_mean_and_global_shuffle_seed(tmp_pat
 def test_guide_dataset_sink_mode(tmp_path: Path) -> None:
     loaded = load(tmp_path, MINIMAL + "train: {dataset_sink_mode: true}\n")
     assert loaded.config.train.dataset_sink_mode is True
-    assert plan_of(loaded).train.sink_mode is True
+    assert plan_of(loaded).shared.sink_mode is True
 
 
 def test_guide_sink_size(tmp_path: Path) -> None:
@@ -423,13 +425,13 @@ def test_guide_sink_size(tmp_path: Path) -> None:
         MINIMAL + "runtime: {device_target: Ascend}\ntrain: {dataset_sink_mode: true, sink_size: 100}\n",
     )
     assert loaded.config.train.sink_size == 100
-    assert plan_of(loaded).train.sink_size == 100
+    assert plan_of(loaded).shared.sink_size == 100
 
 
 def test_guide_max_device_memory(tmp_path: Path) -> None:
     loaded = load(tmp_path, MINIMAL + "runtime: {device_target: GPU, max_device_memory: 30GB}\n")
     assert loaded.config.runtime.max_device_memory == "30GB"
-    assert plan_of(loaded).runtime.max_device_memory == "30GB"
+    assert plan_of(loaded).shared.runtime.max_device_memory == "30GB"
 
 
 # --- the examples are valid -----------------------------------------------------------------------
