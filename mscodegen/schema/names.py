@@ -50,7 +50,7 @@ SCRIPT_CONSTANTS = frozenset(
 HOST_LOCALS = frozenset(
     {
         "network", "dataset", "path", "image_ops", "images", "labels", "num_shards", "shard_id",
-        "cell", "process_gradients", "grads", "weights",
+        "cell", "process_gradients", "grads", "weights", "_", "__file__",
     }
 )  # fmt: skip
 
