@@ -51,7 +51,7 @@ class LoadedYaml:
     marks: dict[YamlPath, Mark] = field(default_factory=dict)
     key_marks: dict[YamlPath, Mark] = field(default_factory=dict)
     source: str = "<string>"
-    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys
+    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys, bad values
 
     def mark_for(self, loc: tuple[str | int, ...], *, key: bool = False) -> tuple[YamlPath, Mark]:
         """Map a pydantic error location to (matched YAML path, best mark).
@@ -78,8 +78,10 @@ class LoadedYaml:
 def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
     """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys.
 
-    With ``strict=False`` duplicate keys (the first value is kept) are returned in ``problems``
-    instead, so that the caller can report them together with the schema's errors.
+    With ``strict=False`` the problems of a document that did parse are returned in ``problems``
+    instead: duplicate keys (the first value is kept), values that cannot be read, unsupported tags,
+    non-string keys (the value is None, or the key is left out), so that the caller can report them
+    together with the schema's errors.
     """
     try:
         _check_depth(text, source)
@@ -101,10 +103,9 @@ def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
             data = builder.build(root, ())
         except _TooLarge:
             raise ConfigError(builder.problems, source) from None
-        soft = [p for p in builder.problems if p.message.startswith("duplicate key")]
-        if len(soft) < len(builder.problems) or (soft and strict):
+        if builder.problems and strict:
             raise ConfigError(builder.problems, source)
-        return LoadedYaml(data, builder.marks, builder.key_marks, source, soft)
+        return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, source) from None
     except yaml.YAMLError as exc:

@@ -60,7 +60,9 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         config = Config.model_validate(loaded.data)
         valid: frozenset[str] = SECTIONS
     except ValidationError as exc:
-        problems += from_validation_error(exc, loaded, Config).problems
+        # A value the reader could not read is None by now: its schema error would say it twice.
+        unread = {p.path for p in loaded.problems if not p.message.startswith("duplicate key")}
+        problems += [p for p in from_validation_error(exc, loaded, Config).problems if p.path not in unread]
         config, valid = _partial_config(loaded.data, exc)
     found = [
         *cross_section_problems(config, path.parent, valid),
