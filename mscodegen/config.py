@@ -69,7 +69,7 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         *identifier_problems(config, valid),
         *file_problems(config, path.parent, valid),
     ]
-    problems += [_problem(loaded, key, message) for key, message in found]
+    problems += [problem_at(loaded, key, message) for key, message in found]
     if problems:
         raise ConfigError(problems, loaded.source)
     return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
@@ -137,6 +137,7 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
     return problems
 
 
-def _problem(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
+def problem_at(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
+    """A Problem at `key`'s value (or the nearest enclosing key the file has), in the file that wrote it."""
     matched, mark = loaded.mark_for(key)
     return Problem(format_path(key), mark.line, mark.column, message, mark.source)
