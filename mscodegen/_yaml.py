@@ -60,7 +60,8 @@ class LoadedYaml:
         ``"function-after[...]"`` or a missing field) are skipped. With ``key=True``
         and a final element that matched a mapping key, the key's mark is returned.
         """
-        value, path, last_is_key = self.data, (), False
+        value, last_is_key = self.data, False
+        path: YamlPath = ()
         for element in loc:
             if isinstance(value, dict) and isinstance(element, str) and element in value:
                 value, last_is_key = value[element], True
@@ -153,7 +154,8 @@ def _check_depth(text: str, source: str) -> None:
             if depth > MAX_DEPTH:
                 where = event.start_mark
                 message = f"collections are nested more than {MAX_DEPTH} levels deep"
-                raise ConfigError([Problem("", where.line + 1, where.column + 1, message)], source)
+                line, column = (where.line + 1, where.column + 1) if where is not None else (None, None)
+                raise ConfigError([Problem("", line, column, message)], source)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
 
@@ -193,6 +195,7 @@ class _Builder:
         try:
             if isinstance(node, SequenceNode):
                 return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            assert isinstance(node, MappingNode)  # the tag check above leaves sequences and mappings
             return self._mapping(node, path)
         finally:
             self._active.discard(id(node))

@@ -90,7 +90,8 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
             continue
         if key in tree:
             try:
-                values[name] = TypeAdapter(Annotated[info.annotation, info]).validate_python(tree[key])
+                adapter: TypeAdapter[Any] = TypeAdapter(Annotated[info.annotation, info])  # type: ignore[arg-type]
+                values[name] = adapter.validate_python(tree[key])
             except ValidationError:
                 continue
         elif info.is_required():
@@ -121,6 +122,7 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
             "rename the file or set name:"
         )
         problems.append(Problem("name", 1, 1, message))
+    key: tuple[str, ...]
     for key in _NAMES:
         value: object = data
         for element in key:

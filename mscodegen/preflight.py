@@ -156,9 +156,9 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         key, what = _shape_key(loaded, split)
         return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
     if error and _IMPORT.match(error):
-        key = _import_key(stderr, error, loaded)
-        if key:
-            return key, f"importing it failed: {error}"
+        factory = _import_key(stderr, error, loaded)
+        if factory:
+            return factory, f"importing it failed: {error}"
     if _COLUMNS.search(stderr):
         return ("data", split), f"data.{split} must yield two columns (image, label) per row ({error})"
     return (), f"{error or 'it failed'}{_tail(stderr)}"

@@ -11,10 +11,11 @@ import ast
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from . import Config, image_shape_of
 from ._base import python_name
-from .data import ImportedData
+from .data import Dataset, ImportedData
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import PiecewiseLR, WarmupCosineLR
@@ -181,7 +182,7 @@ def _sharded(cfg: Config) -> bool:
     return cfg.parallel.mode == "data_parallel" and cfg.parallel.workers > 1
 
 
-def _batches(spec: object, config_dir: Path | None, shards: int) -> tuple[int, str, int, int] | None:
+def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, str, int, int] | None:
     """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
     if isinstance(spec, ImportedData):
         return None
@@ -322,6 +323,8 @@ def _shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     """network.input_shape against the images the data gives after its transforms."""
     net = cfg.network
     train_shape = image_shape_of(cfg.data.train)
+    reference: tuple[int, ...] | None = train_shape
+    where = "data.train"
     if isinstance(net, BuiltinNetwork) and net.input_shape:
         expected = tuple(net.input_shape)
         if train_shape is not None and train_shape != expected:
@@ -330,8 +333,6 @@ def _shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                 f"{list(expected)} contradicts data.train, whose images are {list(train_shape)} {_after(cfg.data.train)}",
             )
         reference, where = expected, "network.input_shape"
-    else:
-        reference, where = train_shape, "data.train"
     eval_spec = cfg.data.eval
     eval_shape = None if eval_spec is None else image_shape_of(eval_spec)
     if isinstance(net, BuiltinNetwork) and reference and eval_shape and eval_shape != reference:
@@ -340,7 +341,8 @@ def _shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
             f"data.eval's images are {list(eval_shape)} {_after(eval_spec)}, but {where} is {list(reference)}",
         )
     if isinstance(net, MindcvNetwork) and train_shape is not None:
-        in_channels, key = 3, ("network",)
+        in_channels = 3
+        key: Path_ = ("network",)
         for name, value in net.kwargs.items():
             if python_name(name) == "in_channels" and isinstance(value, int):
                 in_channels, key = value, ("network", "kwargs", name)
@@ -447,7 +449,7 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
     return problems
 
 
-def _data_dir_problems(dataset, at: Path_, config_dir: Path) -> list[Problem]:  # noqa: ANN001
+def _data_dir_problems(dataset: Any, at: Path_, config_dir: Path) -> list[Problem]:
     directory = config_dir / dataset.path
     if not directory.is_dir():
         return [(at + ("path",), f"directory {dataset.path!r} does not exist (looked in {directory})")]

@@ -79,7 +79,7 @@ class Eval(Section):
 
     every_epochs: PositiveInt = Field(1, description="Evaluate after every N-th epoch, and after the last.")
     metrics: list[Metric] = Field(
-        default_factory=lambda: list(DEFAULT_METRICS),
+        default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
     )
 
