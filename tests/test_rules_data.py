@@ -365,3 +365,14 @@ optimizer: {name: momentum}
 """
     assert problems(tmp_path, text) == [("data.train", 3, 10)]
     assert "data.train is empty" in messages(tmp_path, text)[0]
+
+
+def test_star_import_module_is_not_said_to_lack_the_name(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .impl import *\n")
+    (tmp_path / "pkg" / "impl.py").write_text("def Net():\n    pass\n")
+    text = BASE.replace("{kind: builtin, name: mlp}", "{kind: import, factory: 'pkg:Net'}")
+    text += "optimizer: {name: momentum}\n"
+    accepted(tmp_path, text)
+    (tmp_path / "pkg" / "__init__.py").write_text("from .impl import Other\n")
+    assert problems(tmp_path, text) == [("network.factory", 1, 34)]

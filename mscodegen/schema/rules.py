@@ -487,7 +487,8 @@ def _import_problems(path: str, at: Path_, config_dir: Path) -> list[Problem]:
         tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
     except (SyntaxError, UnicodeDecodeError) as exc:
         return [(at, f"module {module!r} ({source}) does not parse: {exc}")]
-    if attr not in _top_level_names(tree):
+    names = _top_level_names(tree)
+    if attr not in names and "*" not in names and "__getattr__" not in names:  # star imports: cannot tell
         return [(at, f"module {module!r} ({source}) defines no top-level {attr!r}")]
     return []
 
