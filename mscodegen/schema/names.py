@@ -30,6 +30,10 @@ SCRIPT_DEFINITIONS = frozenset(
         "build_optimizer", "build_train_dataset", "evaluate", "init_data_parallel", "load_digits_split",
         "log_path", "main", "make_synthetic", "parse_args", "reset", "save_checkpoint", "set_runtime",
         "to_json", "train",
+        # the typed-plan templates (branch plan): harness helpers
+        "EpochTimer", "LogLoss", "StepCounter", "check_trains", "current_lr", "report_epoch_time",
+        "report_evaluation", "report_loss", "report_unfinished_window", "save_weights", "should_evaluate",
+        "step_record",
     }
 )  # fmt: skip
 
@@ -41,7 +45,7 @@ SCRIPT_CONSTANTS = frozenset(
         "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
         "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
-        "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
+        "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
     }
 )  # fmt: skip
 
