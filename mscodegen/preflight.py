@@ -195,19 +195,36 @@ def _classes_key(loaded: LoadedConfig) -> Key:
 
 def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     cfg = loaded.config
-    spec = getattr(cfg.data, split) or cfg.data.train
     net = cfg.network
+    if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
+        spec = cfg.data.eval
+        transforms = getattr(spec, "transforms", None)
+        if transforms is not None and transforms.resize:
+            return (
+                "data",
+                "eval",
+                "transforms",
+                "resize",
+            ), "data.eval.transforms.resize against data.train's"
+        if isinstance(spec, ImportedData):
+            if spec.image_shape:
+                return (
+                    "data",
+                    "eval",
+                    "image_shape",
+                ), "data.eval.image_shape against what the factory yields"
+            return ("data", "eval", "factory"), "the images data.eval.factory yields against data.train's"
+        return ("data", "eval"), "data.eval's images against data.train's"
+    spec = cfg.data.train
     transforms = getattr(spec, "transforms", None)
-    if split == "eval" and transforms is not None and transforms.resize:
-        return ("data", "eval", "transforms", "resize"), "data.eval.transforms.resize"
     if isinstance(net, BuiltinNetwork) and net.input_shape:
         return ("network", "input_shape"), "network.input_shape against the images the data yields"
     if isinstance(spec, ImportedData):
         if spec.image_shape:
-            return ("data", split, "image_shape"), f"data.{split}.image_shape against what the factory yields"
-        return ("data", split, "factory"), f"the images data.{split}.factory yields"
+            return ("data", "train", "image_shape"), "data.train.image_shape against what the factory yields"
+        return ("data", "train", "factory"), "the images data.train.factory yields"
     if transforms is not None:
-        return ("data", split, "transforms"), f"data.{split}.transforms"
+        return ("data", "train", "transforms"), "data.train.transforms"
     return ("network",), "the network against the images of data.train"
 
 

@@ -103,6 +103,16 @@ def test_shape_mismatch_without_input_shape_maps_to_the_factory(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("variant", ["model", "native"])
+def test_eval_only_shape_mismatch_maps_to_the_eval_factory(loaded: LoadedConfig, variant: str) -> None:
+    """Captured with the real --fast-dev-run: the train batch passed, the eval batch did not."""
+    stderr = captured(f"evalshape_{variant}.stderr.txt")
+    key, line, column, message = located(RunResult(variant, 1, "", stderr), loaded)
+    assert (key, line, column) == ("data.eval.factory", 13, 14)
+    assert "the network cannot take data.eval's images" in message
+    assert "For 'MatMul' the input dimensions must be equal" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
 def test_label_out_of_range_maps_to_num_classes(loaded: LoadedConfig, variant: str) -> None:
     stderr = captured(f"labels_{variant}.stderr.txt")
     key, line, column, message = located(RunResult(variant, 1, "", stderr), loaded)
