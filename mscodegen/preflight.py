@@ -52,6 +52,7 @@ _COLUMNS = re.compile(
     re.IGNORECASE,
 )
 _IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameError)\b")
+_ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 
@@ -150,6 +151,9 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     split = "eval" if in_eval else "train"
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
+    zero = _ZERO_STEPS.search(stderr)
+    if zero:
+        return ("data", "train", "batch_size"), zero.group(0)
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
     if _SHAPE.search(stderr):

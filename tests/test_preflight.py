@@ -113,6 +113,15 @@ def test_eval_only_shape_mismatch_maps_to_the_eval_factory(loaded: LoadedConfig,
 
 
 @pytest.mark.parametrize("variant", ["model", "native"])
+def test_zero_steps_maps_to_the_batch_size(loaded: LoadedConfig, variant: str) -> None:
+    """Captured with the real --fast-dev-run: a factory of 8 samples, batches of 16, drop_remainder."""
+    stderr = captured(f"empty_{variant}.stderr.txt")
+    key, line, column, message = located(RunResult(variant, 1, "", stderr), loaded)
+    assert (key, line, column) == ("data.train.batch_size", 10, 17)
+    assert "trained 0 steps: data.train yields no batch" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
 def test_label_out_of_range_maps_to_num_classes(loaded: LoadedConfig, variant: str) -> None:
     stderr = captured(f"labels_{variant}.stderr.txt")
     key, line, column, message = located(RunResult(variant, 1, "", stderr), loaded)
