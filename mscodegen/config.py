@@ -18,6 +18,7 @@ from ._yaml import LoadedYaml, Mark
 from .compose import compose
 from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
+from .schema.data import Data
 from .schema.rules import SECTIONS, cross_section_problems, file_problems, identifier_problems
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
@@ -97,6 +98,16 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
         elif info.is_required():
             continue
         valid.add(name)
+    if "data" in valid:
+        valid.add("data.train")
+    elif isinstance(tree.get("data"), dict) and "train" in tree["data"]:
+        train = Data.model_fields["train"]
+        try:
+            adapter = TypeAdapter(Annotated[train.annotation, train])  # type: ignore[arg-type]
+            values["data"] = Data.model_construct(train=adapter.validate_python(tree["data"]["train"]))
+            valid.add("data.train")
+        except ValidationError:
+            pass
     return Config.model_construct(**values), frozenset(valid)
 
 

@@ -163,3 +163,23 @@ runtime: {seed: -1}
         ("optimizer", 5, 1),
         ("runtime.seed", 6, 17),
     ]
+
+
+def test_broken_data_eval_leaves_the_rules_on_data_train_running(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "cfg.yaml",
+        """\
+network: {kind: builtin, name: mlp, input_shape: [1, 8, 8]}
+data:
+  train: {kind: digits, transforms: {resize: [16, 16]}}
+  eval: {kind: digits, batch_size: 0}
+optimizer: {name: momentum}
+loss: {name: MSELoss}
+""",
+    )
+    assert problems(path) == [
+        ("network.input_shape", 1, 50),
+        ("data.eval.batch_size", 4, 36),
+        ("loss.name", 6, 14),
+    ]

@@ -33,7 +33,9 @@ MNIST_FILES = {
 }
 # Losses that compare the network's output with a target of the same shape: class indices are not one.
 REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss")
-SECTIONS = frozenset(Config.model_fields)
+# The top-level sections, and data.train alone: a broken data.eval leaves the rules that read only
+# data.train running.
+SECTIONS = frozenset({*Config.model_fields, "data.train"})
 
 _RULES: list[tuple[frozenset[str], Rule]] = []
 
@@ -112,7 +114,7 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         )
 
 
-@_rule("network", "data")
+@_rule("network", "data.train")
 def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     net = cfg.network
     if not isinstance(net, BuiltinNetwork):
@@ -150,7 +152,7 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
 
 
-@_rule("grad", "data", "train", "parallel")
+@_rule("grad", "data.train", "train", "parallel")
 def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     k = cfg.grad.accumulation_steps
     if k > 1 and not cfg.data.train.drop_remainder:
@@ -197,7 +199,7 @@ def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, 
     return (samples // batch if drop else -(-samples // batch)), count.why, samples, batch
 
 
-@_rule("parallel", "data")
+@_rule("parallel", "data.train")
 def _parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     par = cfg.parallel
     if par.mode == "stand_alone" and par.workers != 1:
@@ -278,7 +280,7 @@ def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
             )
 
 
-@_rule("network", "data", "loss", "eval")
+@_rule("network", "eval")
 def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     known = _network_classes(cfg)
     if known is None or cfg.eval is None:
@@ -294,7 +296,7 @@ def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
             )
 
 
-@_rule("loss", "data")
+@_rule("loss", "data.train")
 def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
@@ -318,29 +320,20 @@ def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]
             )
 
 
-@_rule("network", "data")
-def _shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
-    """network.input_shape against the images the data gives after its transforms."""
+@_rule("network", "data.train")
+def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """network.input_shape (or a mindcv model's channels) against data.train's images after transforms."""
     net = cfg.network
     train_shape = image_shape_of(cfg.data.train)
-    reference: tuple[int, ...] | None = train_shape
-    where = "data.train"
-    if isinstance(net, BuiltinNetwork) and net.input_shape:
-        expected = tuple(net.input_shape)
-        if train_shape is not None and train_shape != expected:
-            yield (
-                ("network", "input_shape"),
-                f"{list(expected)} contradicts data.train, whose images are {list(train_shape)} {_after(cfg.data.train)}",
-            )
-        reference, where = expected, "network.input_shape"
-    eval_spec = cfg.data.eval
-    eval_shape = None if eval_spec is None else image_shape_of(eval_spec)
-    if isinstance(net, BuiltinNetwork) and reference and eval_shape and eval_shape != reference:
+    if train_shape is None:
+        return
+    if isinstance(net, BuiltinNetwork) and net.input_shape and tuple(net.input_shape) != train_shape:
         yield (
-            _shape_key("eval", eval_spec),
-            f"data.eval's images are {list(eval_shape)} {_after(eval_spec)}, but {where} is {list(reference)}",
+            ("network", "input_shape"),
+            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
+            f"{_after(cfg.data.train)}",
         )
-    if isinstance(net, MindcvNetwork) and train_shape is not None:
+    if isinstance(net, MindcvNetwork):
         in_channels = 3
         key: Path_ = ("network",)
         for name, value in net.kwargs.items():
@@ -354,6 +347,24 @@ def _shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                     f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
                 ),
             )
+
+
+@_rule("network", "data")
+def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.eval's images against what the builtin network takes."""
+    net, eval_spec = cfg.network, cfg.data.eval
+    if not isinstance(net, BuiltinNetwork) or eval_spec is None:
+        return
+    reference: tuple[int, ...] | None = image_shape_of(cfg.data.train)
+    where = "data.train"
+    if net.input_shape:
+        reference, where = tuple(net.input_shape), "network.input_shape"
+    eval_shape = image_shape_of(eval_spec)
+    if reference and eval_shape and eval_shape != reference:
+        yield (
+            _shape_key("eval", eval_spec),
+            f"data.eval's images are {list(eval_shape)} {_after(eval_spec)}, but {where} is {list(reference)}",
+        )
 
 
 def _after(spec: object) -> str:
