@@ -183,3 +183,18 @@ loss: {name: MSELoss}
         ("data.eval.batch_size", 4, 36),
         ("loss.name", 6, 14),
     ]
+
+
+def test_broken_data_eval_leaves_the_train_factory_checked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "cfg.yaml",
+        """\
+network: {kind: builtin, name: mlp}
+data:
+  train: {kind: import, factory: 'missing_mod:make', image_shape: [1, 8, 8]}
+  eval: {kind: digits, batch_size: 0}
+optimizer: {name: momentum}
+""",
+    )
+    assert problems(path) == [("data.train.factory", 3, 34), ("data.eval.batch_size", 4, 36)]

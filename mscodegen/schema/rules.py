@@ -383,14 +383,18 @@ def _shape_key(split: str, spec: object) -> Path_:
     return ("data", split)
 
 
+def _valid_splits(valid: Collection[str]) -> tuple[str, ...]:
+    """The data splits that passed the schema."""
+    return ("train", "eval") if "data" in valid else ("train",) if "data.train" in valid else ()
+
+
 def _kwargs_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, dict[str, object]]]:
     if "network" in valid and not isinstance(cfg.network, BuiltinNetwork):
         yield ("network", "kwargs"), cfg.network.kwargs
-    if "data" in valid:
-        for split in ("train", "eval"):
-            spec = getattr(cfg.data, split)
-            if isinstance(spec, ImportedData):
-                yield ("data", split, "kwargs"), spec.kwargs
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "kwargs"), spec.kwargs
     if "loss" in valid and cfg.loss.kwargs:
         yield ("loss", "kwargs"), cfg.loss.kwargs
     if "eval" in valid and cfg.eval is not None:
@@ -426,11 +430,10 @@ def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[
 def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, str]]:
     if "network" in valid and isinstance(cfg.network, ImportedNetwork):
         yield ("network", "factory"), cfg.network.factory
-    if "data" in valid:
-        for split in ("train", "eval"):
-            spec = getattr(cfg.data, split)
-            if isinstance(spec, ImportedData):
-                yield ("data", split, "factory"), spec.factory
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "factory"), spec.factory
     if "eval" in valid and cfg.eval is not None:
         for i, metric in enumerate(cfg.eval.metrics):
             if isinstance(metric, ImportedMetric):
@@ -442,7 +445,7 @@ def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, 
 def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Problem]:
     """Data directories that do not exist, import paths that do not resolve."""
     problems: list[Problem] = []
-    for split in ("train", "eval") if "data" in valid else ():
+    for split in _valid_splits(valid):
         dataset = getattr(cfg.data, split)
         if dataset is None:
             continue
