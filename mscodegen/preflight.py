@@ -52,6 +52,8 @@ _COLUMNS = re.compile(
     re.IGNORECASE,
 )
 _IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameError)\b")
+# What the generated scripts themselves import (the `run` extra), as opposed to a user's factory.
+_MISSING_RUNTIME = re.compile(r"No module named '(mindspore|mindcv|sklearn|numpy)[.']")
 _ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
@@ -149,6 +151,12 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     error = exception_line(stderr)
     in_eval = _in_eval(stderr)
     split = "eval" if in_eval else "train"
+    missing = _MISSING_RUNTIME.search(error)
+    if missing and _IMPORT.match(error):
+        return (), (
+            f"the scripts need {missing.group(1)}, which this Python lacks ({error}); "
+            "install what they run on: pip install 'mscodegen[run]'"
+        )
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
     zero = _ZERO_STEPS.search(stderr)

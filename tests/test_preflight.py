@@ -181,6 +181,18 @@ def test_attribute_error_in_build_network_maps_to_network_factory(tmp_path: Path
     assert map_failure(stderr, cfg)[0] == ("network", "factory")
 
 
+def test_missing_mindspore_is_named(loaded: LoadedConfig) -> None:
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/x/train_model.py", line 70, in <module>\n'
+        "    import mindspore as ms\n"
+        "ModuleNotFoundError: No module named 'mindspore'\n"
+    )
+    problem = diagnose(RunResult("model", 1, "", stderr), loaded)
+    assert problem is not None and (problem.path, problem.line) == ("", None)
+    assert "the scripts need mindspore" in problem.message and "mscodegen[run]" in problem.message
+
+
 def test_unmapped_failure_keeps_the_last_lines(loaded: LoadedConfig) -> None:
     stderr = '[WARNING] noise\nTraceback (most recent call last):\n  File "x.py", line 1, in <module>\nOSError: disk full\n'
     problem = diagnose(RunResult("native", 1, "", stderr), loaded)
