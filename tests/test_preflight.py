@@ -6,6 +6,7 @@ how). The end-to-end tests run MindSpore and need the scripts' `--fast-dev-run`.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -251,6 +252,22 @@ def test_preflight_writes_only_into_a_temporary_directory(
     workdir = Path(runs[0].split()[0])
     assert "mscodegen-preflight-" in workdir.name and not workdir.exists()  # removed afterwards
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_preflight_imports_mindspore_only_in_the_children(loaded: LoadedConfig, tmp_path: Path) -> None:
+    """The parent generates and runs: with a stand-in child, mindspore must not be in its sys.modules."""
+    fake = tmp_path / "fake_python.sh"
+    fake.write_text("#!/bin/sh\necho 'fast-dev-run: ok'\n")
+    fake.chmod(0o755)
+    code = (
+        "import sys; from pathlib import Path; from mscodegen.config import load_config; "
+        "from mscodegen.preflight import run_preflight; "
+        f"assert run_preflight(load_config(Path({str(loaded.path)!r})), python={str(fake)!r}) == []; "
+        "bad = [m for m in ('mindspore', 'mindcv') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 # --- end to end: needs `--fast-dev-run` in the generated scripts -------------------------------------------
