@@ -140,6 +140,13 @@ def test_label_equal_to_num_classes_is_an_inf_loss_without_error(loaded: LoadedC
     assert "the loss is not finite after one batch" in message
 
 
+def test_label_equal_to_num_classes_with_a_finite_garbage_loss_is_not_seen(loaded: LoadedConfig) -> None:
+    """The limit of --run: the out-of-bounds read gave a finite loss here (2.27), which passes."""
+    stdout = captured("label_equals_classes_fastdev_native.stdout.txt")
+    assert "fast-dev-run: ok" in stdout and "'loss': 2.27" in stdout
+    assert diagnose(RunResult("native", 0, stdout, ""), loaded) is None
+
+
 @pytest.mark.parametrize(
     ("variant", "error"),
     [
