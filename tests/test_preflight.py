@@ -316,3 +316,14 @@ def test_validate_run_passes_a_good_config(tmp_path: Path, capsys: pytest.Captur
     config = e2e_config(tmp_path, "(num, 1, 32, 32)", "rng.integers(0, 10, size=num).astype(np.int32)")
     assert main(["validate", str(config), "--run", "--timeout", "300"]) == 0, capsys.readouterr().err
     assert "ok (both variants trained and evaluated one batch)" in capsys.readouterr().out
+
+
+def test_validate_help_says_what_run_costs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["validate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--run" in text
+        and "each variant imports MindSpore, compiles the network and trains one batch" in text
+    )
+    assert "temporary directory" in text and "the output directory is never touched" in text
