@@ -173,6 +173,9 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
             return factory, f"importing it failed: {error}"
     if _COLUMNS.search(stderr):
         return ("data", split), f"data.{split} must yield two columns (image, label) per row ({error})"
+    called = _called_key(stderr, error, loaded) if error else None
+    if called:
+        return called, f"calling it failed: {error}"
     return (), f"{error or 'it failed'}{_tail(stderr)}"
 
 
@@ -241,20 +244,63 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
 
 
 def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
-    """The factory key whose import (or call) failed: by the script function it failed in, or by module."""
+    """The factory key whose import failed: by the script function it failed in, or by module."""
     sites = _import_sites(loaded)
     functions = [m.group("function") for line in stderr.splitlines() if (m := _FRAME.match(line))]
     for function in reversed(functions):
-        key = _HOSTS.get(function)
-        if key in sites:
+        key = _host_site(function, error, sites)
+        if key:
             return key
-        if function == "build_metrics":
-            metric_keys = [k for k in sites if k[0] == "eval"]
-            named = [k for k in metric_keys if _mentions(error, sites[k])]
-            if named or metric_keys:
-                return (named or metric_keys)[0]
     named = [key for key, path in sites.items() if _mentions(error, path)]
     return named[0] if named else None
+
+
+def _host_site(function: str, error: str, sites: dict[Key, str]) -> Key | None:
+    """The import site a script function imports and calls (build_network -> network.factory, ...)."""
+    key = _HOSTS.get(function)
+    if key in sites:
+        return key
+    if function == "build_metrics":
+        metric_keys = [k for k in sites if k[0] == "eval"]
+        named = [k for k in metric_keys if _mentions(error, sites[k])]
+        if named or metric_keys:
+            return (named or metric_keys)[0]
+    return None
+
+
+_UNEXPECTED_KWARG = re.compile(r"unexpected keyword argument '([^']+)'")
+
+
+def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
+    """A user object that raised when the script called it: the innermost script frame calls it.
+
+    A misspelled keyword argument is blamed on that key of its kwargs.
+    """
+    frames = [m for line in stderr.splitlines() if (m := _FRAME.match(line))]
+    in_script = [m.group("function") for m in frames if Path(m.group("file")).name in SCRIPTS.values()]
+    if not in_script:
+        return None
+    site = _host_site(in_script[-1], error, _import_sites(loaded))
+    if site is None:
+        return None
+    bad = _UNEXPECTED_KWARG.search(error)
+    kwargs = _kwargs_at(loaded, site[:-1])
+    if bad and bad.group(1) in kwargs:
+        return (*site[:-1], "kwargs", bad.group(1))
+    return site
+
+
+def _kwargs_at(loaded: LoadedConfig, owner: Key) -> dict[str, object]:
+    """The kwargs of the config entry at `owner` (network, data.train, eval.metrics[i]), or {}."""
+    node: object = loaded.config
+    for element in owner:
+        node = (
+            node[element]
+            if isinstance(element, int) and isinstance(node, list)
+            else getattr(node, str(element), None)
+        )
+    kwargs = getattr(node, "kwargs", None)
+    return kwargs if isinstance(kwargs, dict) else {}
 
 
 def _mentions(error: str, path: str) -> bool:

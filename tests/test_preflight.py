@@ -169,6 +169,22 @@ def test_failing_factory_import_maps_to_that_factory(loaded: LoadedConfig, varia
     assert "ModuleNotFoundError: No module named 'not_installed_pkg'" in message
 
 
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_misspelled_factory_kwarg_maps_to_that_kwarg(tmp_path: Path, variant: str) -> None:
+    """Captured with the real --fast-dev-run: data.eval.kwargs {sise: 16}, raised in build_eval_dataset."""
+    (tmp_path / "mydata.py").write_text("def make_data(num=64, size=32):\n    pass\n")
+    text = CONFIG.replace(
+        "    factory: mydata:make_data\n    batch_size: 16\noptimizer",
+        "    factory: mydata:make_data\n    kwargs: {sise: 16}\n    batch_size: 16\noptimizer",
+    )
+    (tmp_path / "cfg.yaml").write_text(text)
+    cfg = load_config(tmp_path / "cfg.yaml")
+    stderr = captured(f"kwarg_{variant}.stderr.txt")
+    key, line, column, message = located(RunResult(variant, 1, "", stderr), cfg)
+    assert (key, line, column) == ("data.eval.kwargs.sise", 14, 20)
+    assert "calling it failed: TypeError: make_data() got an unexpected keyword argument 'sise'" in message
+
+
 def test_attribute_error_in_build_network_maps_to_network_factory(tmp_path: Path) -> None:
     (tmp_path / "mydata.py").write_text("def make_data():\n    pass\n")
     (tmp_path / "nets.py").write_text("def Net():\n    pass\n")
