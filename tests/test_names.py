@@ -34,7 +34,7 @@ def where(found: Found) -> list[tuple[str, int | None, int | None]]:
     return [(key, line, column) for key, line, column, _ in found]
 
 
-NETS = "class Net:\n    pass\n\n\ndef make():\n    pass\n"
+NETS = "class Net:\n    pass\n\n\ndef make(**kwargs):\n    pass\n"
 
 
 # --- NFKC ----------------------------------------------------------------------------------------

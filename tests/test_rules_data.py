@@ -376,3 +376,74 @@ def test_star_import_module_is_not_said_to_lack_the_name(tmp_path: Path) -> None
     accepted(tmp_path, text)
     (tmp_path / "pkg" / "__init__.py").write_text("from .impl import Other\n")
     assert problems(tmp_path, text) == [("network.factory", 1, 34)]
+
+
+# --- keyword arguments against the called object's signature (read from source, never imported) -----------
+
+FACTORIES = """\
+def make_data(num=64, size=32, *, seed=0):
+    pass
+
+
+class Net:
+    def __init__(self, width, depth=2):
+        pass
+
+
+class Inherited(Base):
+    pass
+
+
+def open_ended(a, **rest):
+    pass
+
+
+def _impl(size):
+    pass
+
+
+assigned = _impl
+"""
+
+
+@pytest.mark.parametrize(
+    ("network", "data_kwargs", "expected"),
+    [
+        ("{kind: import, factory: 'lib:Net', kwargs: {width: 1, detph: 3}}", "{sise: 1}", True),
+        ("{kind: import, factory: 'lib:Net', kwargs: {width: 1, depth: 3}}", "{size: 1, seed: 2}", False),
+    ],
+)
+def test_kwargs_the_signature_does_not_take(
+    tmp_path: Path, network: str, data_kwargs: str, expected: bool
+) -> None:
+    (tmp_path / "lib.py").write_text(FACTORIES)
+    text = f"""\
+network: {network}
+data:
+  train: {{kind: import, factory: 'lib:make_data', image_shape: [1, 8, 8], kwargs: {data_kwargs}}}
+optimizer: {{name: momentum}}
+"""
+    if not expected:
+        accepted(tmp_path, text)
+        return
+    assert problems(tmp_path, text) == [("network.kwargs.detph", 1, 71), ("data.train.kwargs.sise", 3, 90)]
+    found = messages(tmp_path, text)
+    assert (
+        found[0] == "Net() takes no keyword argument 'detph' (it takes: depth, width); did you mean 'depth'?"
+    )
+    assert (
+        found[1]
+        == "make_data() takes no keyword argument 'sise' (it takes: num, seed, size); did you mean 'size'?"
+    )
+
+
+@pytest.mark.parametrize("factory", ["Inherited", "open_ended", "assigned"])
+def test_signatures_that_cannot_be_read_are_not_judged(tmp_path: Path, factory: str) -> None:
+    (tmp_path / "lib.py").write_text(FACTORIES)
+    text = f"""\
+network: {{kind: import, factory: 'lib:{factory}', kwargs: {{anything: 1}}}}
+data:
+  train: {{kind: synthetic, image_shape: [1, 8, 8]}}
+optimizer: {{name: momentum}}
+"""
+    accepted(tmp_path, text)

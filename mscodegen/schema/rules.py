@@ -8,6 +8,7 @@ section fails the schema, the rules that do not read it still run (every problem
 from __future__ import annotations
 
 import ast
+import difflib
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
@@ -452,12 +453,17 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
         if hasattr(dataset, "path"):
             problems += _data_dir_problems(dataset, ("data", split), config_dir)
         if isinstance(dataset, ImportedData):
-            problems += _import_problems(dataset.factory, ("data", split, "factory"), config_dir)
+            problems += _import_problems(
+                dataset.factory, ("data", split, "factory"), config_dir, dataset.kwargs
+            )
     if "network" in valid and isinstance(cfg.network, ImportedNetwork):
-        problems += _import_problems(cfg.network.factory, ("network", "factory"), config_dir)
+        net = cfg.network
+        problems += _import_problems(net.factory, ("network", "factory"), config_dir, net.kwargs)
     for i, metric in enumerate(cfg.eval.metrics if "eval" in valid and cfg.eval else []):
         if isinstance(metric, ImportedMetric):
-            problems += _import_problems(metric.cls, ("eval", "metrics", i, "class"), config_dir)
+            problems += _import_problems(
+                metric.cls, ("eval", "metrics", i, "class"), config_dir, metric.kwargs
+            )
     if "grad" in valid and cfg.grad.process:
         problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
     return problems
@@ -492,7 +498,9 @@ def find_module_file(module: str, config_dir: Path) -> Path | None:
     return None
 
 
-def _import_problems(path: str, at: Path_, config_dir: Path) -> list[Problem]:
+def _import_problems(
+    path: str, at: Path_, config_dir: Path, kwargs: dict[str, Any] | None = None
+) -> list[Problem]:
     module, _, attr = path.partition(":")
     source = find_module_file(module, config_dir)
     if source is None:
@@ -504,7 +512,57 @@ def _import_problems(path: str, at: Path_, config_dir: Path) -> list[Problem]:
     names = _top_level_names(tree)
     if attr not in names and "*" not in names and "__getattr__" not in names:  # star imports: cannot tell
         return [(at, f"module {module!r} ({source}) defines no top-level {attr!r}")]
-    return []
+    return _keyword_problems(tree, attr, at[:-1], kwargs or {})
+
+
+def _keyword_problems(tree: ast.Module, attr: str, owner: Path_, kwargs: dict[str, Any]) -> list[Problem]:
+    """kwargs the called object's signature does not take (read from its source, never imported).
+
+    Only a plain function, or a class with its own __init__, without decorators and **kwargs is
+    judged; anything else (a base class's __init__, a decorator, an assignment) cannot be told.
+    """
+    params = _keyword_parameters(tree, attr)
+    if params is None:
+        return []
+    problems: list[Problem] = []
+    for key in kwargs:
+        name = python_name(key)
+        if name not in params:
+            close = difflib.get_close_matches(name, sorted(params), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            takes = ", ".join(sorted(params)) or "none"
+            problems.append(
+                (
+                    (*owner, "kwargs", key),
+                    f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){hint}",
+                )
+            )
+    return problems
+
+
+def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:
+    """Names `attr` accepts as keywords, or None when that cannot be read reliably."""
+    definitions = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr
+    ]
+    others = [
+        node for node in tree.body if attr in _top_level_names(ast.Module(body=[node], type_ignores=[]))
+    ]
+    if len(definitions) != 1 or len(others) != 1 or definitions[0].decorator_list:
+        return None  # redefined, imported, or decorated: the signature is not this one
+    node = definitions[0]
+    if isinstance(node, ast.ClassDef):
+        inits = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        if len(inits) != 1 or inits[0].decorator_list:
+            return None  # inherited __init__ (nn.Cell's subclasses, dataclasses): unknown here
+        arguments, skip = inits[0].args, 1  # self
+    else:
+        arguments, skip = node.args, 0
+    if arguments.kwarg is not None:
+        return None
+    return {a.arg for a in [*arguments.args[skip:], *arguments.kwonlyargs]}
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
