@@ -24,7 +24,7 @@ from .schema.rules import SECTIONS, cross_section_problems, file_problems, ident
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-_TOP_LEVEL_NAME = re.compile(r"^name\s*:", re.MULTILINE)
+_TOP_LEVEL_NAME = re.compile(r"^(name|extends)\s*:", re.MULTILINE)  # a base may set the name
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
 
 
 def _file_name_problems(path: Path) -> list[Problem]:
-    """The file-name check when the YAML did not parse: skipped if the text sets a top-level name."""
+    """The file-name check when the YAML did not parse: skipped if the text sets a name (or has bases)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:

@@ -198,3 +198,8 @@ optimizer: {name: momentum}
 """,
     )
     assert problems(path) == [("data.train.factory", 3, 34), ("data.eval.batch_size", 4, 36)]
+
+
+def test_yaml_syntax_error_in_a_file_with_bases_does_not_blame_the_file_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "my run.yaml", "extends: base.yaml\nnetwork: {kind: builtin\n")
+    assert [f[0] for f in problems(path)] == [""]
