@@ -51,7 +51,7 @@ class LoadedYaml:
     marks: dict[YamlPath, Mark] = field(default_factory=dict)
     key_marks: dict[YamlPath, Mark] = field(default_factory=dict)
     source: str = "<string>"
-    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys
+    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys, bad values
 
     def mark_for(self, loc: tuple[str | int, ...], *, key: bool = False) -> tuple[YamlPath, Mark]:
         """Map a pydantic error location to (matched YAML path, best mark).
@@ -60,7 +60,8 @@ class LoadedYaml:
         ``"function-after[...]"`` or a missing field) are skipped. With ``key=True``
         and a final element that matched a mapping key, the key's mark is returned.
         """
-        value, path, last_is_key = self.data, (), False
+        value, last_is_key = self.data, False
+        path: YamlPath = ()
         for element in loc:
             if isinstance(value, dict) and isinstance(element, str) and element in value:
                 value, last_is_key = value[element], True
@@ -78,8 +79,10 @@ class LoadedYaml:
 def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
     """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys.
 
-    With ``strict=False`` duplicate keys (the first value is kept) are returned in ``problems``
-    instead, so that the caller can report them together with the schema's errors.
+    With ``strict=False`` the problems of a document that did parse are returned in ``problems``
+    instead: duplicate keys (the first value is kept), values that cannot be read, unsupported tags,
+    non-string keys (the value is None, or the key is left out), so that the caller can report them
+    together with the schema's errors.
     """
     try:
         _check_depth(text, source)
@@ -101,10 +104,9 @@ def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
             data = builder.build(root, ())
         except _TooLarge:
             raise ConfigError(builder.problems, source) from None
-        soft = [p for p in builder.problems if p.message.startswith("duplicate key")]
-        if len(soft) < len(builder.problems) or (soft and strict):
+        if builder.problems and strict:
             raise ConfigError(builder.problems, source)
-        return LoadedYaml(data, builder.marks, builder.key_marks, source, soft)
+        return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, source) from None
     except yaml.YAMLError as exc:
@@ -152,7 +154,8 @@ def _check_depth(text: str, source: str) -> None:
             if depth > MAX_DEPTH:
                 where = event.start_mark
                 message = f"collections are nested more than {MAX_DEPTH} levels deep"
-                raise ConfigError([Problem("", where.line + 1, where.column + 1, message)], source)
+                line, column = (where.line + 1, where.column + 1) if where is not None else (None, None)
+                raise ConfigError([Problem("", line, column, message)], source)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
 
@@ -192,6 +195,7 @@ class _Builder:
         try:
             if isinstance(node, SequenceNode):
                 return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            assert isinstance(node, MappingNode)  # the tag check above leaves sequences and mappings
             return self._mapping(node, path)
         finally:
             self._active.discard(id(node))

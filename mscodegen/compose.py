@@ -176,7 +176,7 @@ def _rebase_data_paths(merged: LoadedYaml, top_dir: Path) -> None:
         if mark.source.startswith("--set "):
             continue
         written_in = Path(mark.source).parent
-        if written_in.resolve() != top_dir.resolve():
+        if written_in.resolve() != top_dir.resolve() and isinstance(section, dict):
             section["path"] = Path(os.path.relpath(written_in / value, top_dir)).as_posix()
 
 

@@ -5,22 +5,26 @@ Every problem is collected and reported at once, each with its key path and line
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from ._yaml import LoadedYaml
+from ._yaml import LoadedYaml, Mark
 from .compose import compose
 from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
-from .schema.rules import cross_section_problems, file_problems
+from .schema.data import Data
+from .schema.rules import SECTIONS, cross_section_problems, file_problems, identifier_problems
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_TOP_LEVEL_NAME = re.compile(r"^(name|extends)\s*:", re.MULTILINE)  # a base may set the name
 
 
 @dataclass
@@ -42,20 +46,81 @@ _NAMES = (("name",), ("callbacks", "checkpoint", "prefix"))
 
 
 def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
-    """Compose `path` (extends, --set overrides), validate it; raise ConfigError listing every problem."""
-    composed = compose(path, overrides)
+    """Compose `path` (extends, --set overrides), validate it; raise ConfigError listing every problem.
+
+    Every stage that can still run does: a YAML error is reported with the file-name problem, a
+    schema error in one section with the cross-section rules among the sections that validated.
+    """
+    try:
+        composed = compose(path, overrides)
+    except ConfigError as exc:
+        raise ConfigError([*exc.problems, *_file_name_problems(path)], exc.source) from None
     loaded = composed.loaded
     problems = [*loaded.problems, *_name_problems(loaded, path)]
     try:
         config = Config.model_validate(loaded.data)
+        valid: frozenset[str] = SECTIONS
     except ValidationError as exc:
-        problems += from_validation_error(exc, loaded, Config).problems
-        raise ConfigError(problems, loaded.source) from None
-    found = cross_section_problems(config) + file_problems(config, path.parent)
-    problems += [_problem(loaded, key, message) for key, message in found]
+        # A value the reader could not read is None by now: its schema error would say it twice.
+        unread = {p.path for p in loaded.problems if not p.message.startswith("duplicate key")}
+        problems += [p for p in from_validation_error(exc, loaded, Config).problems if p.path not in unread]
+        config, valid = _partial_config(loaded.data, exc)
+    found = [
+        *cross_section_problems(config, path.parent, valid),
+        *identifier_problems(config, valid),
+        *file_problems(config, path.parent, valid),
+    ]
+    problems += [problem_at(loaded, key, message) for key, message in found]
     if problems:
         raise ConfigError(problems, loaded.source)
     return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
+
+
+def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozenset[str]]:
+    """The sections that validate on their own, in a Config built without validation, and their names.
+
+    Rules read only the sections they name, so the failed ones (left out) are never looked at.
+    """
+    failed = {error["loc"][0] for error in exc.errors() if error["loc"]}
+    values: dict[str, Any] = {}
+    valid = set()
+    tree = data if isinstance(data, dict) else {}
+    for name, info in Config.model_fields.items():
+        key = info.alias or name
+        if key in failed:
+            continue
+        if key in tree:
+            try:
+                adapter: TypeAdapter[Any] = TypeAdapter(Annotated[info.annotation, info])  # type: ignore[arg-type]
+                values[name] = adapter.validate_python(tree[key])
+            except ValidationError:
+                continue
+        elif info.is_required():
+            continue
+        valid.add(name)
+    if "data" in valid:
+        valid.add("data.train")
+    elif isinstance(tree.get("data"), dict) and "train" in tree["data"]:
+        train = Data.model_fields["train"]
+        try:
+            adapter = TypeAdapter(Annotated[train.annotation, train])  # type: ignore[arg-type]
+            values["data"] = Data.model_construct(train=adapter.validate_python(tree["data"]["train"]))
+            valid.add("data.train")
+        except ValidationError:
+            pass
+    return Config.model_construct(**values), frozenset(valid)
+
+
+def _file_name_problems(path: Path) -> list[Problem]:
+    """The file-name check when the YAML did not parse: skipped if the text sets a name (or has bases)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if _TOP_LEVEL_NAME.search(text):
+        return []
+    empty = LoadedYaml({}, {(): Mark(1, 1)})
+    return [dataclasses.replace(p, source=str(path)) for p in _name_problems(empty, path)]
 
 
 def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
@@ -68,6 +133,7 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
             "rename the file or set name:"
         )
         problems.append(Problem("name", 1, 1, message))
+    key: tuple[str, ...]
     for key in _NAMES:
         value: object = data
         for element in key:
@@ -84,6 +150,7 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
     return problems
 
 
-def _problem(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
+def problem_at(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
+    """A Problem at `key`'s value (or the nearest enclosing key the file has), in the file that wrote it."""
     matched, mark = loaded.mark_for(key)
     return Problem(format_path(key), mark.line, mark.column, message, mark.source)

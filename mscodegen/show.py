@@ -63,7 +63,7 @@ def _emit(
             lines.append(f"{pad}- {_scalar(item)}  # {_origin(loaded, here)}")
 
 
-def _block(item: dict, path: tuple[str | int, ...], depth: int, loaded: LoadedConfig) -> list[str]:
+def _block(item: dict[str, Any], path: tuple[str | int, ...], depth: int, loaded: LoadedConfig) -> list[str]:
     out: list[str] = []
     _emit(item, path, depth, out, loaded)
     return out

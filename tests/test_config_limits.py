@@ -8,9 +8,7 @@ import pytest
 from mscodegen.config import load_config
 from mscodegen.errors import ConfigError
 
-BASE = (
-    "network: {kind: builtin, name: lenet5, num_classes: 10}\ndata:\n  train: {kind: digits, batch_size: 8}\n"
-)
+BASE = "network: {kind: builtin, name: mlp, num_classes: 10}\ndata:\n  train: {kind: digits, batch_size: 8}\n"
 
 
 def problems(path: Path) -> list[tuple[str, int | None, int | None]]:

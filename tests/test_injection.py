@@ -202,6 +202,9 @@ def rejected(tmp_path: Path, data: dict, name: str = "cfg") -> list[tuple[str, s
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=IDS)
 def test_payload_as_run_name_is_rejected(tmp_path: Path, payload: str) -> None:
+    (tmp_path / "x").mkdir()  # the data directory exists: the name is the only problem (all are reported)
+    for file in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        (tmp_path / "x" / file).write_bytes(b"")
     problems = rejected(tmp_path, {**mindcv_config("x"), "name": payload})
     assert [path for path, _ in problems] == ["name"]
 

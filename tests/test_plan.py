@@ -498,7 +498,10 @@ def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path
     ],
 )
 def test_mindcv_build_expression(tmp_path: Path, network: str, expected: str) -> None:
-    text = MINIMAL.replace("{kind: builtin, name: mlp}", network)
+    channels = 1 if "in_channels: 1" in network else 3  # the data must fit the model (validate checks it)
+    text = MINIMAL.replace("{kind: builtin, name: mlp}", network).replace(
+        "[1, 8, 8]}", f"[{channels}, 8, 8], num_classes: 3}}"
+    )
     plan = plan_of(load(tmp_path, text))
     assert plan.shared.network.build_expr == expected
     assert "from mindcv.models import create_model" in plan.imports
@@ -522,7 +525,9 @@ def lenet_flatten(height: int, width: int) -> int:
 
 @pytest.mark.parametrize(("height", "width"), [(16, 16), (28, 28), (32, 32), (28, 32), (17, 45)])
 def test_lenet_flatten_size(tmp_path: Path, height: int, width: int) -> None:
-    text = MINIMAL.replace("name: mlp}", f"name: lenet5, input_shape: [3, {height}, {width}]}}")
+    text = MINIMAL.replace("name: mlp}", f"name: lenet5, input_shape: [3, {height}, {width}]}}").replace(
+        "[1, 8, 8]", f"[3, {height}, {width}]"
+    )
     plan = plan_of(load(tmp_path, text))
     first = plan.shared.network.dense[0]
     assert int(first.in_features) == lenet_flatten(height, width)

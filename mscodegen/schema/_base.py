@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keyword
 import math
+import struct
+import unicodedata
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -18,20 +20,57 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+# The seed MindSpore accepts: ms.set_seed() passes it to mindspore.dataset.config.set_seed, which raises
+# above UINT32_MAX.
+MAX_SEED = 2**32 - 1
+
+
+def python_name(name: str) -> str:
+    """The identifier Python reads for `name`: it NFKC-normalizes identifiers (PEP 3131), so the
+    ligature in 'ﬁle' is 'file' and a full-width 'ｉｆ' is the keyword 'if'."""
+    return unicodedata.normalize("NFKC", name)
+
+
+def _identifier_problem(name: str) -> str | None:
+    normal = python_name(name)
+    shown = repr(name) if normal == name else f"{name!r} (which Python reads as {normal!r})"
+    if not normal.isidentifier():
+        return f"{shown} is not a valid Python identifier"
+    if keyword.iskeyword(normal):
+        return f"{shown} is a Python keyword"
+    return None
+
+
 def _check_identifier(name: str) -> str:
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"{name!r} is not a valid Python identifier")
+    problem = _identifier_problem(name)
+    if problem:
+        raise ValueError(problem)
     return name
 
 
 def _check_import_path(path: str) -> str:
+    """`package.module:name`; returned NFKC-normalized, as Python would import it."""
     module, sep, attr = path.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"{path!r} is not of the form 'package.module:name'")
     for part in [*module.split("."), attr]:
-        if not part.isidentifier() or keyword.iskeyword(part):
-            raise ValueError(f"{path!r}: {part!r} is not a valid Python identifier")
-    return path
+        problem = _identifier_problem(part)
+        if problem:
+            raise ValueError(f"{path!r}: {problem}")
+    return python_name(path)
+
+
+def _check_float32(value: float) -> float:
+    """A positive threshold the scripts hand to MindSpore as float32: it must stay positive and finite."""
+    try:
+        (single,) = struct.unpack("f", struct.pack("f", value))
+    except OverflowError:
+        single = math.inf
+    if math.isinf(single):
+        raise ValueError(f"{value!r} overflows float32 (largest 3.4e38)")
+    if single == 0.0:
+        raise ValueError(f"{value!r} underflows to 0 in float32 (smallest positive 1.4e-45)")
+    return value
 
 
 def _check_literal_value(value: Any) -> Any:
@@ -66,3 +105,5 @@ Kwargs = Annotated[
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeFloat = Annotated[float, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
+PositiveFloat32 = Annotated[float, Field(gt=0), AfterValidator(_check_float32)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section
+from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, Seed
 
 
 class Normalize(Section):
@@ -55,9 +55,7 @@ class SyntheticData(_Loader):
         [1, 32, 32], description="[channels, height, width], already CHW."
     )
     num_classes: PositiveInt = 10
-    seed: Annotated[int, Field(ge=0)] = Field(
-        0, description="Seed of the numpy generator that makes the data."
-    )
+    seed: Seed = Field(0, description="Seed of the numpy generator that makes the data.")
 
 
 class DigitsData(_Loader):

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from .._mindcv_names import mindcv_model_names
-from ._base import ImportPath, Kwargs, PositiveInt, Section
+from ._base import ImportPath, Kwargs, PositiveInt, Section, python_name
 
 
 class BuiltinNetwork(Section):
@@ -45,9 +45,10 @@ class MindcvNetwork(Section):
 
     @field_validator("kwargs")
     @classmethod
-    def _no_reserved_kwargs(cls, kwargs: dict) -> dict:
+    def _no_reserved_kwargs(cls, kwargs: dict[str, object]) -> dict[str, object]:
+        names = {python_name(key) for key in kwargs}  # as Python reads them: '𝐩retrained' is 'pretrained'
         for reserved in ("num_classes", "pretrained"):
-            if reserved in kwargs:
+            if reserved in names:
                 raise ValueError(
                     f"{reserved!r} is set by mscodegen"
                     + (

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ._base import Kwargs, NonNegativeFloat, PositiveFloat, PositiveInt, Section
+from ._base import Kwargs, NonNegativeFloat, PositiveFloat32, PositiveInt, Section
 
 LOSS_CLASSES = (
     "SoftmaxCrossEntropyWithLogits",
@@ -32,7 +32,7 @@ class Loss(Section):
 
 
 class _Optimizer(Section):
-    lr: PositiveFloat = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
+    lr: PositiveFloat32 = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
     weight_decay: NonNegativeFloat = 0.0
     decay_filter: Literal["all", "no_norm_no_bias"] = Field(
         "all", description="no_norm_no_bias: no weight decay on biases and BatchNorm/LayerNorm (gamma, beta)."
@@ -62,14 +62,14 @@ class Adam(_Optimizer):
     name: Literal["adam"]
     beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
     beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
-    eps: PositiveFloat = 1e-8
+    eps: PositiveFloat32 = 1e-8
 
 
 class AdamWeightDecay(_Optimizer):
     name: Literal["adamw"]
     beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
     beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
-    eps: PositiveFloat = 1e-6
+    eps: PositiveFloat32 = 1e-6
 
 
 Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay, Field(discriminator="name")]

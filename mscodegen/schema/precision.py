@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import ImportPath, PositiveFloat, PositiveInt, Section
+from ._base import ImportPath, PositiveFloat32, PositiveInt, Section
 
 FP32_CELL = Literal[
     "Softmax",
@@ -47,7 +47,7 @@ class FixedLossScale(Section):
     """Multiply the loss by `value` before backprop, divide the gradients after."""
 
     kind: Literal["fixed"]
-    value: PositiveFloat = 1024.0
+    value: PositiveFloat32 = 1024.0
     drop_overflow_update: bool = Field(
         False, description="Skip the update when a gradient is inf/nan (the scale stays fixed)."
     )
@@ -57,7 +57,7 @@ class DynamicLossScale(Section):
     """Shrink the scale on overflow (the step is skipped), grow it after `window` good steps."""
 
     kind: Literal["dynamic"]
-    init: PositiveFloat = 2.0**16
+    init: PositiveFloat32 = 2.0**16
     factor: Annotated[int, Field(ge=2)] = Field(2, description="Integer growth/shrink factor of the scale.")
     window: PositiveInt = 2000
 
@@ -67,21 +67,21 @@ LossScale = Annotated[NoLossScale | FixedLossScale | DynamicLossScale, Field(dis
 
 class GlobalNormClip(Section):
     kind: Literal["global_norm"]
-    max_norm: PositiveFloat = 1.0
+    max_norm: PositiveFloat32 = 1.0
 
 
 class NormClip(Section):
     """Clip each gradient tensor to an L2 norm of at most max_norm."""
 
     kind: Literal["norm"]
-    max_norm: PositiveFloat = 1.0
+    max_norm: PositiveFloat32 = 1.0
 
 
 class ValueClip(Section):
     """Clamp every gradient element to [-clip_value, clip_value]."""
 
     kind: Literal["value"]
-    clip_value: PositiveFloat = 1.0
+    clip_value: PositiveFloat32 = 1.0
 
 
 Clip = Annotated[GlobalNormClip | NormClip | ValueClip, Field(discriminator="kind")]

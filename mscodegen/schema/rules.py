@@ -1,45 +1,71 @@
 """Rules that tie config sections together, and checks against the file system.
 
 Each rule returns problems as (key path, message) so that the error points at the
-key to change, with its line in the YAML file.
+key to change, with its line in the YAML file. Each rule names the sections it reads: when a
+section fails the schema, the rules that do not read it still run (every problem at once).
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from . import Config, image_shape_of
-from .data import ImportedData
-from .network import BuiltinNetwork, ImportedNetwork
+from ._base import python_name
+from .data import Dataset, ImportedData
+from .names import collision
+from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import PiecewiseLR, WarmupCosineLR
-from .training import DEFAULT_METRICS, ImportedMetric
+from .sources import class_count, sample_count
+from .training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
 Path_ = tuple[str | int, ...]
 Problem = tuple[Path_, str]
+Rule = Callable[[Config, Path | None], Iterable[Problem]]
 
 LENET5_MIN_SIZE = 16  # two (5x5 valid conv + 2x2 pool) stages need at least 16 pixels per side
 MNIST_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
 }
+# Losses that compare the network's output with a target of the same shape: class indices are not one.
+REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss")
+# The top-level sections, and data.train alone: a broken data.eval leaves the rules that read only
+# data.train running.
+SECTIONS = frozenset({*Config.model_fields, "data.train"})
+
+_RULES: list[tuple[frozenset[str], Rule]] = []
 
 
-def cross_section_problems(cfg: Config) -> list[Problem]:
-    """Every broken rule that involves more than one section."""
+def _rule(*sections: str) -> Callable[[Rule], Rule]:
+    """Register a rule that reads `sections` of the config (it runs only when they all validated)."""
+
+    def register(rule: Rule) -> Rule:
+        _RULES.append((frozenset(sections), rule))
+        return rule
+
+    return register
+
+
+def cross_section_problems(
+    cfg: Config, config_dir: Path | None = None, valid: Collection[str] = SECTIONS
+) -> list[Problem]:
+    """Every broken rule that involves more than one section.
+
+    `config_dir` lets the rules count samples and classes of file sources (None: skip those).
+    `valid`: the sections that passed the schema (the others are not looked at).
+    """
     return [
-        *_eval_rules(cfg),
-        *_early_stopping_rules(cfg),
-        *_schedule_rules(cfg),
-        *_network_rules(cfg),
-        *_precision_rules(cfg),
-        *_parallel_rules(cfg),
+        problem for sections, rule in _RULES if sections <= set(valid) for problem in rule(cfg, config_dir)
     ]
 
 
-def _early_stopping_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("callbacks", "data", "eval")
+def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     early = cfg.callbacks.early_stopping
     if early is None:
         return
@@ -59,7 +85,8 @@ def metric_keys(cfg: Config) -> list[str]:
     return [metric.key for metric in (cfg.eval.metrics if cfg.eval else DEFAULT_METRICS)]
 
 
-def _eval_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("eval", "data")
+def _eval_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     if cfg.eval is not None and cfg.data.eval is None:
         yield ("eval",), "eval is configured but there is no data.eval to evaluate on"
     if cfg.eval is not None:
@@ -70,7 +97,8 @@ def _eval_rules(cfg: Config) -> Iterator[Problem]:
             seen.add(key)
 
 
-def _schedule_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("lr_schedule", "train")
+def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     epochs, schedule = cfg.train.epochs, cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR) and schedule.milestones[-1] >= epochs:
         yield (
@@ -87,7 +115,8 @@ def _schedule_rules(cfg: Config) -> Iterator[Problem]:
         )
 
 
-def _network_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("network", "data.train")
+def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     net = cfg.network
     if not isinstance(net, BuiltinNetwork):
         return
@@ -116,11 +145,16 @@ def _network_rules(cfg: Config) -> Iterator[Problem]:
         )
 
 
-def _precision_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("amp")
+def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     if cfg.amp.fp32_cells and cfg.amp.level == "O0":
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+
+
+@_rule("grad", "data.train", "train", "parallel")
+def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     k = cfg.grad.accumulation_steps
     if k > 1 and not cfg.data.train.drop_remainder:
         yield (
@@ -130,8 +164,8 @@ def _precision_rules(cfg: Config) -> Iterator[Problem]:
                 "a smaller last batch would be over-weighted: keep drop_remainder true"
             ),
         )
-    batches = _known_train_batches(cfg)
-    if k > 1 and batches is not None and k > batches * cfg.train.epochs:
+    batches = known_train_batches(cfg, config_dir)
+    if k > 1 and batches and k > batches * cfg.train.epochs:
         yield (
             ("grad", "accumulation_steps"),
             (
@@ -141,23 +175,33 @@ def _precision_rules(cfg: Config) -> Iterator[Problem]:
         )
 
 
-def _known_train_batches(cfg: Config) -> int | None:
-    """Batches per epoch of data.train when the config alone tells it (synthetic, digits)."""
-    spec = cfg.data.train
-    if spec.kind == "synthetic":
-        samples = spec.num_samples
-    elif spec.kind == "digits":
-        total = 1797  # sklearn.datasets.load_digits
-        test = int(total * spec.test_fraction)
-        samples = total - test if spec.split == "train" else test
-    else:
+def known_train_batches(cfg: Config, config_dir: Path | None = None) -> int | None:
+    """Batches per epoch (per shard) of data.train when the config, or a cheap look at files, tells it."""
+    batches = _batches(cfg.data.train, config_dir, cfg.parallel.workers if _sharded(cfg) else 1)
+    return None if batches is None else batches[0]
+
+
+def _sharded(cfg: Config) -> bool:
+    return cfg.parallel.mode == "data_parallel" and cfg.parallel.workers > 1
+
+
+def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, str, int, int] | None:
+    """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
+    if isinstance(spec, ImportedData):
         return None
-    if spec.drop_remainder:
-        return samples // spec.batch_size
-    return -(-samples // spec.batch_size)
+    if config_dir is None and hasattr(spec, "path"):
+        return None
+    count = sample_count(spec, config_dir or Path())
+    if count is None:
+        return None
+    samples = -(-count.value // shards)  # the distributed sampler pads every shard to the same size
+    batch = max(spec.batch_size // shards, 1)
+    drop = spec.drop_remainder
+    return (samples // batch if drop else -(-samples // batch)), count.why, samples, batch
 
 
-def _parallel_rules(cfg: Config) -> Iterator[Problem]:
+@_rule("parallel", "data.train")
+def _parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     par = cfg.parallel
     if par.mode == "stand_alone" and par.workers != 1:
         yield ("parallel", "workers"), "more than one worker needs parallel.mode: data_parallel"
@@ -175,28 +219,257 @@ def _parallel_rules(cfg: Config) -> Iterator[Problem]:
             )
 
 
-def file_problems(cfg: Config, config_dir: Path) -> list[Problem]:
+@_rule("data", "parallel")
+def _empty_epoch_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """An epoch of zero batches: the native loop would train 0 steps (and exit 0), Model.train raises."""
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        shards = cfg.parallel.workers if split == "train" and _sharded(cfg) else 1
+        found = None if spec is None else _batches(spec, config_dir, shards)
+        if found is None or found[0] > 0:
+            continue
+        _, why, samples, batch = found
+        per = f" per shard ({cfg.parallel.workers} workers)" if shards > 1 else ""
+        cause = f"{samples} samples{per} ({why})"
+        doing = "trains 0 steps" if split == "train" else "evaluates on nothing"
+        if samples == 0:
+            yield (("data", split), f"data.{split} is empty: {cause}; the script {doing}")
+        else:
+            yield (
+                ("data", split, "batch_size"),
+                (
+                    f"{cause} make no full batch of {batch}{per} with drop_remainder: the script {doing}; "
+                    "lower batch_size or set drop_remainder: false"
+                ),
+            )
+
+
+def _network_classes(cfg: Config) -> tuple[int, Path_] | None:
+    """network's output size and the key that sets it, when known."""
+    net = cfg.network
+    if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
+        return net.num_classes, ("network", "num_classes")
+    for key, value in net.kwargs.items():
+        if python_name(key) == "num_classes" and isinstance(value, int) and not isinstance(value, bool):
+            return value, ("network", "kwargs", key)
+    return None
+
+
+def _classifies(cfg: Config) -> bool:
+    return cfg.loss.name not in REGRESSION_LOSSES
+
+
+@_rule("network", "data", "loss")
+def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Labels the loss cannot take: beyond network.num_classes (an error, or an inf loss when equal)."""
+    known = _network_classes(cfg)
+    if known is None or not _classifies(cfg):
+        return
+    classes, key = known
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        if spec is None or (config_dir is None and hasattr(spec, "path")):
+            continue
+        count = class_count(spec, config_dir or Path())
+        if count is not None and count.value > classes:
+            yield (
+                key,
+                (
+                    f"data.{split} has labels 0..{count.value - 1} ({count.why}) but the network has "
+                    f"{classes} outputs: set {'.'.join(map(str, key))} to at least {count.value}"
+                ),
+            )
+
+
+@_rule("network", "eval")
+def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    known = _network_classes(cfg)
+    if known is None or cfg.eval is None:
+        return
+    classes = known[0]
+    for i, metric in enumerate(cfg.eval.metrics):
+        if isinstance(metric, TopKMetric) and metric.k >= classes:
+            effect = "always 1.0" if metric.k == classes else "an error (fewer scores than k)"
+            yield (
+                ("eval", "metrics", i, "k"),
+                f"top_{metric.k} of {classes} classes ({'.'.join(map(str, known[1]))}) is {effect}; "
+                f"use k < {classes}",
+            )
+
+
+@_rule("loss", "data.train")
+def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
+    spec = cfg.data.train
+    if isinstance(spec, ImportedData):
+        return
+    if cfg.loss.name in REGRESSION_LOSSES:
+        yield (
+            ("loss", "name"),
+            (
+                f"{cfg.loss.name} compares the output with a target of the same shape, but data.train "
+                f"({spec.kind}) yields class indices: use SoftmaxCrossEntropyWithLogits or CrossEntropyLoss "
+                "(or your own dataset with kind: import)"
+            ),
+        )
+    kwargs = cfg.loss.kwargs or {}
+    for key, value in kwargs.items():
+        if cfg.loss.name == "SoftmaxCrossEntropyWithLogits" and python_name(key) == "sparse" and not value:
+            yield (
+                ("loss", "kwargs", key),
+                f"sparse: false expects one-hot labels, but data.train ({spec.kind}) yields class indices",
+            )
+
+
+@_rule("network", "data.train")
+def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """network.input_shape (or a mindcv model's channels) against data.train's images after transforms."""
+    net = cfg.network
+    train_shape = image_shape_of(cfg.data.train)
+    if train_shape is None:
+        return
+    if isinstance(net, BuiltinNetwork) and net.input_shape and tuple(net.input_shape) != train_shape:
+        yield (
+            ("network", "input_shape"),
+            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
+            f"{_after(cfg.data.train)}",
+        )
+    if isinstance(net, MindcvNetwork):
+        in_channels = 3
+        key: Path_ = ("network",)
+        for name, value in net.kwargs.items():
+            if python_name(name) == "in_channels" and isinstance(value, int):
+                in_channels, key = value, ("network", "kwargs", name)
+        if train_shape[0] != in_channels:
+            yield (
+                key,
+                (
+                    f"mindcv's {net.name} takes {in_channels}-channel images but data.train gives "
+                    f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
+                ),
+            )
+
+
+@_rule("network", "data")
+def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.eval's images against what the builtin network takes."""
+    net, eval_spec = cfg.network, cfg.data.eval
+    if not isinstance(net, BuiltinNetwork) or eval_spec is None:
+        return
+    reference: tuple[int, ...] | None = image_shape_of(cfg.data.train)
+    where = "data.train"
+    if net.input_shape:
+        reference, where = tuple(net.input_shape), "network.input_shape"
+    eval_shape = image_shape_of(eval_spec)
+    if reference and eval_shape and eval_shape != reference:
+        yield (
+            _shape_key("eval", eval_spec),
+            f"data.eval's images are {list(eval_shape)} {_after(eval_spec)}, but {where} is {list(reference)}",
+        )
+
+
+def _after(spec: object) -> str:
+    transforms = getattr(spec, "transforms", None)
+    if transforms is not None and transforms.resize:
+        return "after transforms.resize"
+    return f"({getattr(spec, 'kind', '')})"
+
+
+def _shape_key(split: str, spec: object) -> Path_:
+    transforms = getattr(spec, "transforms", None)
+    if transforms is not None and transforms.resize:
+        return ("data", split, "transforms", "resize")
+    if getattr(spec, "image_shape", None):
+        return ("data", split, "image_shape")
+    return ("data", split)
+
+
+def _valid_splits(valid: Collection[str]) -> tuple[str, ...]:
+    """The data splits that passed the schema."""
+    return ("train", "eval") if "data" in valid else ("train",) if "data.train" in valid else ()
+
+
+def _kwargs_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, dict[str, object]]]:
+    if "network" in valid and not isinstance(cfg.network, BuiltinNetwork):
+        yield ("network", "kwargs"), cfg.network.kwargs
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "kwargs"), spec.kwargs
+    if "loss" in valid and cfg.loss.kwargs:
+        yield ("loss", "kwargs"), cfg.loss.kwargs
+    if "eval" in valid and cfg.eval is not None:
+        for i, metric in enumerate(cfg.eval.metrics):
+            if isinstance(metric, ImportedMetric):
+                yield ("eval", "metrics", i, "kwargs"), metric.kwargs
+
+
+def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[Problem]:
+    """Keyword names that Python reads as one (NFKC), and imported names that shadow the script's own."""
+    problems: list[Problem] = []
+    for at, kwargs in _kwargs_sites(cfg, valid):
+        seen: dict[str, str] = {}
+        for key in kwargs:
+            normal = python_name(key)
+            if normal in seen:
+                problems.append(
+                    (
+                        (*at, key),
+                        f"{key!r} and {seen[normal]!r} are the same keyword argument {normal!r} to Python "
+                        "(it NFKC-normalizes identifiers)",
+                    )
+                )
+            seen.setdefault(normal, key)
+    for at, path in _import_sites(cfg, valid):
+        name = path.partition(":")[2]
+        why = collision(name)
+        if why:
+            problems.append((at, why))
+    return problems
+
+
+def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, str]]:
+    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
+        yield ("network", "factory"), cfg.network.factory
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "factory"), spec.factory
+    if "eval" in valid and cfg.eval is not None:
+        for i, metric in enumerate(cfg.eval.metrics):
+            if isinstance(metric, ImportedMetric):
+                yield ("eval", "metrics", i, "class"), metric.cls
+    if "grad" in valid and cfg.grad.process:
+        yield ("grad", "process"), cfg.grad.process
+
+
+def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Problem]:
     """Data directories that do not exist, import paths that do not resolve."""
     problems: list[Problem] = []
-    for split in ("train", "eval"):
+    for split in _valid_splits(valid):
         dataset = getattr(cfg.data, split)
         if dataset is None:
             continue
         if hasattr(dataset, "path"):
             problems += _data_dir_problems(dataset, ("data", split), config_dir)
         if isinstance(dataset, ImportedData):
-            problems += _import_problems(dataset.factory, ("data", split, "factory"), config_dir)
-    if isinstance(cfg.network, ImportedNetwork):
-        problems += _import_problems(cfg.network.factory, ("network", "factory"), config_dir)
-    for i, metric in enumerate(cfg.eval.metrics if cfg.eval else []):
+            problems += _import_problems(
+                dataset.factory, ("data", split, "factory"), config_dir, dataset.kwargs
+            )
+    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
+        net = cfg.network
+        problems += _import_problems(net.factory, ("network", "factory"), config_dir, net.kwargs)
+    for i, metric in enumerate(cfg.eval.metrics if "eval" in valid and cfg.eval else []):
         if isinstance(metric, ImportedMetric):
-            problems += _import_problems(metric.cls, ("eval", "metrics", i, "class"), config_dir)
-    if cfg.grad.process:
+            problems += _import_problems(
+                metric.cls, ("eval", "metrics", i, "class"), config_dir, metric.kwargs
+            )
+    if "grad" in valid and cfg.grad.process:
         problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
     return problems
 
 
-def _data_dir_problems(dataset, at: Path_, config_dir: Path) -> list[Problem]:  # noqa: ANN001
+def _data_dir_problems(dataset: Any, at: Path_, config_dir: Path) -> list[Problem]:
     directory = config_dir / dataset.path
     if not directory.is_dir():
         return [(at + ("path",), f"directory {dataset.path!r} does not exist (looked in {directory})")]
@@ -207,6 +480,10 @@ def _data_dir_problems(dataset, at: Path_, config_dir: Path) -> list[Problem]:  
             return [(at + ("path",), f"MNIST file(s) missing in {directory}: {', '.join(missing)}")]
     if dataset.kind == "cifar10" and not any(directory.glob("*.bin")):
         return [(at + ("path",), f"no CIFAR-10 binary batches (*.bin) in {directory}")]
+    if dataset.kind == "image_folder" and not any(p.is_dir() for p in directory.iterdir()):
+        return [
+            (at + ("path",), f"no class sub-directories (one per class, holding its images) in {directory}")
+        ]
     return []
 
 
@@ -221,7 +498,9 @@ def find_module_file(module: str, config_dir: Path) -> Path | None:
     return None
 
 
-def _import_problems(path: str, at: Path_, config_dir: Path) -> list[Problem]:
+def _import_problems(
+    path: str, at: Path_, config_dir: Path, kwargs: dict[str, Any] | None = None
+) -> list[Problem]:
     module, _, attr = path.partition(":")
     source = find_module_file(module, config_dir)
     if source is None:
@@ -230,9 +509,60 @@ def _import_problems(path: str, at: Path_, config_dir: Path) -> list[Problem]:
         tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
     except (SyntaxError, UnicodeDecodeError) as exc:
         return [(at, f"module {module!r} ({source}) does not parse: {exc}")]
-    if attr not in _top_level_names(tree):
+    names = _top_level_names(tree)
+    if attr not in names and "*" not in names and "__getattr__" not in names:  # star imports: cannot tell
         return [(at, f"module {module!r} ({source}) defines no top-level {attr!r}")]
-    return []
+    return _keyword_problems(tree, attr, at[:-1], kwargs or {})
+
+
+def _keyword_problems(tree: ast.Module, attr: str, owner: Path_, kwargs: dict[str, Any]) -> list[Problem]:
+    """kwargs the called object's signature does not take (read from its source, never imported).
+
+    Only a plain function, or a class with its own __init__, without decorators and **kwargs is
+    judged; anything else (a base class's __init__, a decorator, an assignment) cannot be told.
+    """
+    params = _keyword_parameters(tree, attr)
+    if params is None:
+        return []
+    problems: list[Problem] = []
+    for key in kwargs:
+        name = python_name(key)
+        if name not in params:
+            close = difflib.get_close_matches(name, sorted(params), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            takes = ", ".join(sorted(params)) or "none"
+            problems.append(
+                (
+                    (*owner, "kwargs", key),
+                    f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){hint}",
+                )
+            )
+    return problems
+
+
+def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:
+    """Names `attr` accepts as keywords, or None when that cannot be read reliably."""
+    definitions = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr
+    ]
+    others = [
+        node for node in tree.body if attr in _top_level_names(ast.Module(body=[node], type_ignores=[]))
+    ]
+    if len(definitions) != 1 or len(others) != 1 or definitions[0].decorator_list:
+        return None  # redefined, imported, or decorated: the signature is not this one
+    node = definitions[0]
+    if isinstance(node, ast.ClassDef):
+        inits = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        if len(inits) != 1 or inits[0].decorator_list:
+            return None  # inherited __init__ (nn.Cell's subclasses, dataclasses): unknown here
+        arguments, skip = inits[0].args, 1  # self
+    else:
+        arguments, skip = node.args, 0
+    if arguments.kwarg is not None:
+        return None
+    return {a.arg for a in [*arguments.args[skip:], *arguments.kwonlyargs]}
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

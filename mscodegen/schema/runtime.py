@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import PositiveInt, Section
+from ._base import MAX_SEED, PositiveInt, Section, Seed
 
 
 class Runtime(Section):
@@ -18,9 +18,7 @@ class Runtime(Section):
     device_target: Literal["CPU", "GPU", "Ascend"] = Field(
         "CPU", description="Device passed to ms.set_device()."
     )
-    seed: Annotated[int, Field(ge=0)] = Field(
-        1, description="ms.set_seed(): weights, shuffling, synthetic data."
-    )
+    seed: Seed = Field(1, description=f"ms.set_seed(): weights, shuffling, synthetic data (0 to {MAX_SEED}).")
     cpu_threads: PositiveInt | None = Field(
         None, description="Threads for CPU kernels; 1 makes Dropout reproducible on CPU."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ._base import ImportPath, Kwargs, PositiveInt, Section
 
@@ -26,6 +26,13 @@ class Train(Section):
     output_dir: str = Field(
         "outputs", description="Default --output-dir of the scripts: checkpoints and logs go there."
     )
+
+    @field_validator("sink_size")
+    @classmethod
+    def _sink_size_not_zero(cls, sink_size: int) -> int:
+        if sink_size == 0:
+            raise ValueError("0 steps per sink trains nothing; use -1 (the whole epoch) or a positive number")
+        return sink_size
 
     @model_validator(mode="after")
     def _sink_size_needs_sink(self) -> Train:
@@ -72,7 +79,7 @@ class Eval(Section):
 
     every_epochs: PositiveInt = Field(1, description="Evaluate after every N-th epoch, and after the last.")
     metrics: list[Metric] = Field(
-        default_factory=lambda: list(DEFAULT_METRICS),
+        default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
     )
 

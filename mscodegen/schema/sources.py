@@ -1,0 +1,140 @@
+"""What the config alone (plus a cheap look at data files) tells about a dataset: classes, samples.
+
+Nothing here reads more than a file header or a directory listing, and nothing imports MindSpore:
+`mscodegen validate` uses these counts to catch empty epochs and out-of-range labels statically.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .data import Cifar10Data, DigitsData, ImageFolderData, MnistData, SyntheticData
+
+DIGITS_TOTAL = 1797  # sklearn.datasets.load_digits
+CIFAR10_RECORD = 1 + 32 * 32 * 3  # one label byte, then the 3x32x32 image
+MNIST_LABEL_MAGIC = 0x00000801
+MAX_LISTED = 200_000  # directory entries an image_folder count may look at before it gives up
+MNIST_LABELS = {"train": "train-labels-idx1-ubyte", "test": "t10k-labels-idx1-ubyte"}
+CIFAR10_BATCHES = {"train": "data_batch", "test": "test_batch"}
+
+
+@dataclass(frozen=True)
+class Count:
+    """A number known about a dataset, and where it comes from (for the message)."""
+
+    value: int
+    why: str
+
+
+def class_count(spec: object, config_dir: Path) -> Count | None:
+    """Number of label values the source yields (labels are 0 .. n-1), when known."""
+    if isinstance(spec, SyntheticData):
+        return Count(spec.num_classes, f"data's num_classes is {spec.num_classes}")
+    if isinstance(spec, DigitsData):
+        return Count(10, "digits has 10 classes")
+    if isinstance(spec, MnistData):
+        return Count(10, "MNIST has 10 classes")
+    if isinstance(spec, Cifar10Data):
+        return Count(10, "CIFAR-10 has 10 classes")
+    if isinstance(spec, ImageFolderData):
+        classes = _class_dirs(config_dir / spec.path)
+        if not classes:
+            return None
+        return Count(len(classes), f"{spec.path} has {len(classes)} class sub-directories")
+    return None
+
+
+def sample_count(spec: object, config_dir: Path) -> Count | None:
+    """Samples per epoch of the source (after its num_samples cap), when cheaply known."""
+    count = _source_samples(spec, config_dir)
+    cap = getattr(spec, "num_samples", None)
+    if count is not None and cap is not None and not isinstance(spec, SyntheticData) and cap < count.value:
+        return Count(cap, f"num_samples caps it at {cap}")
+    return count
+
+
+def _source_samples(spec: object, config_dir: Path) -> Count | None:
+    if isinstance(spec, SyntheticData):
+        return Count(spec.num_samples, f"num_samples is {spec.num_samples}")
+    if isinstance(spec, DigitsData):
+        test = int(DIGITS_TOTAL * spec.test_fraction)
+        n = DIGITS_TOTAL - test if spec.split == "train" else test
+        return Count(n, f"the digits {spec.split} split has {n} images")
+    if isinstance(spec, MnistData):
+        return _mnist_samples(spec, config_dir / spec.path)
+    if isinstance(spec, Cifar10Data):
+        return _cifar10_samples(spec, config_dir / spec.path)
+    if isinstance(spec, ImageFolderData):
+        return _image_folder_samples(config_dir / spec.path)
+    return None
+
+
+def _usages(usage: str) -> tuple[str, ...]:
+    return ("train", "test") if usage == "all" else (usage,)
+
+
+def _mnist_samples(spec: MnistData, directory: Path) -> Count | None:
+    """The item count in each labels file's idx header (magic 0x801, then a big-endian count)."""
+    total = 0
+    for usage in _usages(spec.usage):
+        try:
+            with open(directory / MNIST_LABELS[usage], "rb") as file:
+                header = file.read(8)
+        except OSError:
+            return None
+        if len(header) < 8 or int.from_bytes(header[:4], "big") != MNIST_LABEL_MAGIC:
+            return None
+        total += int.from_bytes(header[4:], "big")
+    return Count(total, f"the MNIST {spec.usage} label files hold {total} samples")
+
+
+def _cifar10_samples(spec: Cifar10Data, directory: Path) -> Count | None:
+    """Sizes of the binary batches: one 3073-byte record per image."""
+    total = 0
+    try:
+        files = [p for p in directory.iterdir() if p.suffix == ".bin"]
+    except OSError:
+        return None
+    for usage in _usages(spec.usage):
+        batches = [path for path in files if CIFAR10_BATCHES[usage] in path.name]
+        if not batches:
+            return None  # a missing batch file is file_problems' to report
+        for path in batches:
+            size = path.stat().st_size
+            if size % CIFAR10_RECORD:
+                return None
+            total += size // CIFAR10_RECORD
+    return Count(total, f"the CIFAR-10 {spec.usage} batches hold {total} images")
+
+
+def _class_dirs(directory: Path) -> list[Path] | None:
+    """The class sub-directories, or None when unknowable cheaply (missing, huge, or nested)."""
+    try:
+        with os.scandir(directory) as entries:
+            dirs = [Path(e.path) for e in entries if e.is_dir()]
+    except OSError:
+        return None
+    return dirs
+
+
+def _image_folder_samples(directory: Path) -> Count | None:
+    """Files in the class sub-directories (ImageFolderDataset reads every file without `extensions`)."""
+    classes = _class_dirs(directory)
+    if not classes:
+        return None  # no class sub-directory is file_problems' to report
+    total = seen = 0
+    for class_dir in classes:
+        try:
+            with os.scandir(class_dir) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > MAX_LISTED:
+                        return None
+                    if entry.is_dir():
+                        return None  # nested folders become classes of their own: do not guess
+                    total += entry.is_file()
+        except OSError:
+            return None
+    return Count(total, f"{directory.name}/ holds {total} image files in {len(classes)} classes")
