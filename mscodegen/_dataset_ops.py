@@ -9,9 +9,11 @@ A pipeline is an ordered list of `{OpName: {kwargs}}` entries (MMPretrain style)
 
 which introspects every public transform class of `mindspore.dataset.vision`, `.transforms` and `.text`
 (classes defined in their `transforms` submodules, enums excluded) plus mindcv's `Mixup` (keyed
-`mindcv.Mixup`), records each `__init__` parameter (required or default, the type its docstring states
-and what a config can give for it: `literal`, `dtype`, `enum:<Name>`, `array`, `ops` or `object`), and
-the input each op takes (`image`, `image+bbox`, `batch`, `text`, `video` or `any`). A test checks that the
+`mindcv.Mixup`). For each op it records the input taken (`image`, `image+bbox`, `batch`, `text`, `video` or
+`any`), whether it runs in C++, Python or both, and each `__init__` parameter: required or its default,
+the type its docstring states, and what a config can give for it (`literal`, `path`, `dtype`,
+`enum:<Name>`, `array`, `ops` or `object`). An op with a required `object` parameter (the text ops that
+need a `Vocab` or `Vectors`, `PythonTokenizer`) cannot be built from a config. A test checks that the
 table still matches the installed MindSpore.
 
 Facts checked on MindSpore 2.10.0 / mindcv 0.3.0 (CPU, 2 cores), for whoever wires pipelines into the plan:
@@ -178,6 +180,8 @@ def _accepts(name: str, doc_type: str | None, enums: Mapping[str, object]) -> li
         return ["ops"]
     if doc_type is None:
         return ["unknown"]
+    if name.endswith("_path"):  # a file the config names (Jieba dictionaries, a Plugin library)
+        return ["path"]
     kinds = set()
     words = re.findall(r"[A-Za-z_][\w.]*", doc_type)
     for word in words:
@@ -278,7 +282,8 @@ def dumps(value: object, depth: int = 0) -> str:
     if isinstance(value, dict):
         items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
         text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
-    elif isinstance(value, list):
+    else:
+        assert isinstance(value, list)
         text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
     return text + ("\n" if depth == 0 else "")
 
