@@ -108,7 +108,7 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
             problems.append(f"{name}: missing required argument `{p['name']}`")
     for key, value in kwargs.items():
         param = params.get(key)
-        if param is None or param.get("kind") == "var_positional":
+        if param is None:
             hint = _suggest(key, list(params)) or f" (accepts: {', '.join(params) or 'no arguments'})"
             problems.append(f"{name}: unknown argument `{key}`{hint}")
         elif key in NESTED_PARAMS and param["accepts"] == ["ops"]:

@@ -1,0 +1,206 @@
+"""The shipped table of dataset ops: it matches the installed MindSpore, check_op reports bad pipeline
+entries without importing MindSpore, and what the table accepts MindSpore really builds and applies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mscodegen._dataset_ops import REFRESH_COMMAND, check_op, check_pipeline, load_table
+
+REPO = Path(__file__).resolve().parents[1]
+
+MEAN = [123.675, 116.28, 103.53]
+STD = [58.395, 57.12, 57.375]
+
+
+def run_python(*args: str, stdin: str = "") -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, *args], input=stdin, capture_output=True, text=True, env=env, cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+# ---- check_op / check_pipeline: no MindSpore --------------------------------------------------------------
+
+
+def test_the_mmpretrain_style_train_pipeline_is_accepted():
+    pipeline = [
+        {"RandomResizedCrop": {"size": 224, "scale": [0.08, 1.0]}},
+        {"RandomHorizontalFlip": {"prob": 0.5}},
+        {"RandomColorAdjust": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4}},
+        {"RandAugment": {"num_ops": 2, "magnitude": 9}},
+        {"Normalize": {"mean": MEAN, "std": STD}},
+        {"HWC2CHW": {}},
+        {"RandomErasing": {"prob": 0.25}},
+        {"TypeCast": {"data_type": "float32"}},
+    ]
+    assert check_pipeline(pipeline) == []
+
+
+def test_a_misspelt_op_name_suggests_the_right_one():
+    assert check_op("RandomHorizontalFilp", {"prob": 0.5}) == [
+        "unknown dataset op `RandomHorizontalFilp` (did you mean RandomHorizontalFlip or "
+        "RandomHorizontalFlipWithBBox or HorizontalFlip?)"
+    ]
+
+
+def test_an_op_name_in_the_wrong_case_suggests_both_mixups():
+    (problem,) = check_op("mixup", {})
+    assert problem.startswith("unknown dataset op `mixup` (did you mean MixUp or mindcv.Mixup")
+
+
+def test_a_misspelt_argument_suggests_the_ops_parameter():
+    assert check_op("RandomHorizontalFlip", {"prb": 0.5}) == [
+        "RandomHorizontalFlip: unknown argument `prb` (did you mean prob?)"
+    ]
+
+
+def test_an_unknown_argument_without_a_close_match_lists_the_parameters():
+    assert check_op("Resize", {"size": 8, "antialias": True}) == [
+        "Resize: unknown argument `antialias` (accepts: size, interpolation)"
+    ]
+    assert check_op("HWC2CHW", {"inplace": True}) == [
+        "HWC2CHW: unknown argument `inplace` (accepts: no arguments)"
+    ]
+
+
+def test_missing_required_arguments_are_reported():
+    assert check_op("Normalize", {"mean": MEAN}) == ["Normalize: missing required argument `std`"]
+    assert check_op("RandomResizedCrop", {"szie": 224}) == [
+        "RandomResizedCrop: missing required argument `size`",
+        "RandomResizedCrop: unknown argument `szie` (did you mean size?)",
+    ]
+
+
+def test_text_ops_needing_a_vocab_object_are_flagged_even_when_given_one():
+    message = "Lookup needs a Vocab object for `vocab`, which a config cannot give"
+    assert check_op("Lookup", {}) == [message]
+    assert check_op("Lookup", {"vocab": "vocab.txt"}) == [message]
+    assert check_op("ToVectors", {}) == [
+        "ToVectors needs a Vectors object for `vectors`, which a config cannot give"
+    ]
+    assert check_op("WhitespaceTokenizer", {}) == []  # a text op that needs no resource
+    assert check_op("JiebaTokenizer", {"hmm_path": "hmm.utf8", "mp_path": "jieba.dict.utf8"}) == []
+
+
+def test_a_var_positional_op_cannot_be_given_keywords():
+    assert check_op("Slice", {"slices": [0, 2]}) == [
+        "Slice takes its arguments positionally (*slices), which a keyword form cannot give"
+    ]
+
+
+def test_nested_pipelines_are_checked_with_their_path():
+    entry = {"transforms": [{"RandomHorizontalFlip": {}}, {"RandomCrop": {"szie": 8}}], "prob": 0.5}
+    assert check_op("RandomApply", entry) == [
+        "RandomApply.transforms[1]: RandomCrop: missing required argument `size`",
+        "RandomApply.transforms[1]: RandomCrop: unknown argument `szie` (did you mean size?)",
+    ]
+
+
+def test_pipeline_problems_carry_the_entry_index():
+    pipeline = [
+        {"Resize": {"size": 8}},
+        "HWC2CHW",
+        {"HWC2CHW": None},
+        {"Resize": {"size": 8}, "HWC2CHW": {}},
+        {"Normalize": [MEAN, STD]},
+        {"Rezise": {"size": 8}},
+    ]
+    *shape_problems, (index, typo) = check_pipeline(pipeline)
+    assert shape_problems == [
+        (1, "each entry is a one-key mapping `{OpName: {arguments}}`"),
+        (3, "each entry is a one-key mapping `{OpName: {arguments}}`"),
+        (4, "`Normalize`: the arguments of an op are a mapping of keyword: value"),
+    ]
+    assert index == 5 and typo.startswith("unknown dataset op `Rezise` (did you mean Resize")
+
+
+def test_checking_does_not_import_mindspore():
+    code = (
+        "import sys; from mscodegen._dataset_ops import check_pipeline\n"
+        "assert check_pipeline([{'Resize': {'size': 8}}, {'mindcv.Mixup': {'num_classes': 4}}]) == []\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('mindspore', 'mindcv', 'numpy'))))"
+    )
+    assert run_python("-c", code).strip() == "[]"
+
+
+def test_table_records_what_the_mindspore_docs_state():
+    ops = load_table()["ops"]
+    wanted = [
+        "Decode",
+        "Resize",
+        "Rescale",
+        "Normalize",
+        "HWC2CHW",
+        "RandomResizedCrop",
+        "RandomCrop",
+        "CenterCrop",
+        "RandomHorizontalFlip",
+        "RandomVerticalFlip",
+        "RandomColorAdjust",
+        "RandAugment",
+        "AutoAugment",
+        "TrivialAugmentWide",
+        "RandomErasing",
+        "Pad",
+        "ToTensor",
+        "ConvertColor",
+        "Grayscale",
+        "TypeCast",
+        "OneHot",
+        "Compose",
+        "RandomApply",
+        "RandomChoice",
+        "Fill",
+        "MixUp",
+        "MixUpBatch",
+        "CutMixBatch",
+        "mindcv.Mixup",
+        "WhitespaceTokenizer",
+        "Lookup",
+    ]
+    assert set(wanted) <= set(ops)
+    rrc = {p["name"]: p for p in ops["RandomResizedCrop"]["params"]}
+    assert list(rrc) == ["size", "scale", "ratio", "interpolation", "max_attempts"]
+    assert rrc["size"]["required"] and rrc["scale"]["default"] == [0.08, 1.0]
+    assert rrc["interpolation"] == {
+        "name": "interpolation",
+        "required": False,
+        "default_repr": "Inter.BILINEAR",
+        "type": "Inter, optional",
+        "accepts": ["enum:Inter"],
+    }
+    assert [p["name"] for p in ops["HWC2CHW"]["params"]] == []
+    assert {op: ops[op]["input"] for op in ("MixUpBatch", "CutMixBatch", "mindcv.Mixup", "Resize")} == {
+        "MixUpBatch": "batch",
+        "CutMixBatch": "batch",
+        "mindcv.Mixup": "batch",
+        "Resize": "image",
+    }
+    assert ops["RandomErasing"]["impl"] == "python" and ops["Resize"]["impl"] == "both"
+    assert load_table()["enums"]["ImageBatchFormat"]["members"] == ["NHWC", "NCHW"]
+
+
+# ---- against the installed MindSpore -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_shipped_table_matches_installed_mindspore():
+    installed = json.loads(run_python("-m", "mscodegen._dataset_ops", "--print"))
+    shipped = load_table()
+    assert installed["versions"] == shipped["versions"], f"run: {REFRESH_COMMAND}"
+    changed = sorted(
+        k
+        for k in installed["ops"].keys() | shipped["ops"].keys()
+        if installed["ops"].get(k) != shipped["ops"].get(k)
+    )
+    assert not changed, f"ops differ from the installed MindSpore: {changed}; run: {REFRESH_COMMAND}"
+    assert installed == shipped, f"run: {REFRESH_COMMAND}"
