@@ -204,3 +204,177 @@ def test_shipped_table_matches_installed_mindspore():
     )
     assert not changed, f"ops differ from the installed MindSpore: {changed}; run: {REFRESH_COMMAND}"
     assert installed == shipped, f"run: {REFRESH_COMMAND}"
+
+
+# Builds each op from the table's module and class, turning config values into what MindSpore takes
+# (dtype and enum names, nested entries) as a generated script would, and applies it to a small input.
+PROBE = r"""
+import importlib, json, sys
+import numpy as np
+import mindspore
+from mscodegen._dataset_ops import load_table
+
+table = load_table()
+
+
+def build(entry):
+    ((name, kwargs),) = entry.items()
+    op = table["ops"][name]
+    accepts = {p["name"]: p["accepts"] for p in op["params"]}
+    args = {}
+    for key, value in kwargs.items():
+        kind = accepts[key][0]
+        if kind == "dtype":
+            value = getattr(mindspore, value)
+        elif kind.startswith("enum:"):
+            enum = table["enums"][kind[5:]]
+            value = getattr(getattr(importlib.import_module(enum["module"]), kind[5:]), value)
+        elif kind == "ops":
+            value = [build(e) for e in value] if isinstance(value, list) else build(value)
+        args[key] = value
+    return getattr(importlib.import_module(op["module"]), op["class"])(**args)
+
+
+rng = np.random.RandomState(0)
+image = rng.randint(0, 256, (32, 32, 3), dtype=np.uint8)
+onehot = np.eye(4, dtype=np.float32)[[0, 1, 2, 3]]
+inputs = {
+    "hwc": lambda: (image.copy(),),
+    "chw_float": lambda: (image.transpose(2, 0, 1).astype(np.float32) / 255,),
+    "label": lambda: (np.array(2, dtype=np.int32),),
+    "text": lambda: (np.array("hello big world"),),
+    "batch_nhwc_onehot": lambda: (np.stack([image] * 4), onehot.copy()),
+    "batch_nchw_int": lambda: (np.stack([image.transpose(2, 0, 1)] * 4).astype(np.float32), np.arange(4, dtype=np.int32)),
+}
+results = {}
+for case in json.load(sys.stdin):
+    try:
+        out = build(case["entry"])(*inputs[case["input"]]())
+        outs = out if isinstance(out, tuple) else (out,)
+        results[case["id"]] = {
+            "shapes": [list(np.shape(o)) for o in outs],
+            "dtypes": [str(np.asarray(o).dtype) for o in outs],
+            "hflip": bool(np.array_equal(outs[0], image[:, ::-1])),
+        }
+        if case["input"].startswith("batch"):
+            results[case["id"]]["label_sums"] = np.asarray(outs[-1]).sum(axis=-1).round(4).tolist()
+    except Exception as exc:  # reported per case by the test
+        results[case["id"]] = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+print(json.dumps(results))
+"""
+
+# (id, entry, input, expected output shapes, expected dtypes); expectations from MindSpore's documentation.
+APPLY_CASES = [
+    ("Resize", {"Resize": {"size": [16, 24]}}, "hwc", [[16, 24, 3]], ["uint8"]),
+    (
+        "RandomResizedCrop",
+        {"RandomResizedCrop": {"size": 16, "scale": [0.5, 1.0]}},
+        "hwc",
+        [[16, 16, 3]],
+        ["uint8"],
+    ),
+    ("RandomCrop", {"RandomCrop": {"size": 24, "padding": 4}}, "hwc", [[24, 24, 3]], ["uint8"]),
+    ("CenterCrop", {"CenterCrop": {"size": 20}}, "hwc", [[20, 20, 3]], ["uint8"]),
+    ("RandomHorizontalFlip", {"RandomHorizontalFlip": {"prob": 1.0}}, "hwc", [[32, 32, 3]], ["uint8"]),
+    ("RandomVerticalFlip", {"RandomVerticalFlip": {"prob": 0.5}}, "hwc", [[32, 32, 3]], ["uint8"]),
+    (
+        "RandomColorAdjust",
+        {"RandomColorAdjust": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4, "hue": 0.1}},
+        "hwc",
+        [[32, 32, 3]],
+        ["uint8"],
+    ),
+    (
+        "RandAugment",
+        {"RandAugment": {"num_ops": 2, "magnitude": 9, "interpolation": "BILINEAR"}},
+        "hwc",
+        [[32, 32, 3]],
+        ["uint8"],
+    ),
+    ("AutoAugment", {"AutoAugment": {"policy": "CIFAR10"}}, "hwc", [[32, 32, 3]], ["uint8"]),
+    ("Rescale", {"Rescale": {"rescale": 1 / 255, "shift": 0.0}}, "hwc", [[32, 32, 3]], ["float32"]),
+    ("Normalize", {"Normalize": {"mean": MEAN, "std": STD}}, "hwc", [[32, 32, 3]], ["float32"]),
+    ("HWC2CHW", {"HWC2CHW": {}}, "hwc", [[3, 32, 32]], ["uint8"]),
+    ("Pad", {"Pad": {"padding": 2, "padding_mode": "REFLECT"}}, "hwc", [[36, 36, 3]], ["uint8"]),
+    ("RandomErasing", {"RandomErasing": {"prob": 1.0, "value": 0}}, "chw_float", [[3, 32, 32]], ["float32"]),
+    ("TypeCast", {"TypeCast": {"data_type": "float16"}}, "hwc", [[32, 32, 3]], ["float16"]),
+    ("OneHot", {"OneHot": {"num_classes": 4}}, "label", [[4]], None),
+    (
+        "Compose",
+        {"Compose": {"transforms": [{"Resize": {"size": 8}}, {"HWC2CHW": {}}]}},
+        "hwc",
+        [[3, 8, 8]],
+        ["uint8"],
+    ),
+    (
+        "RandomApply",
+        {"RandomApply": {"transforms": [{"RandomHorizontalFlip": {"prob": 1.0}}], "prob": 1.0}},
+        "hwc",
+        [[32, 32, 3]],
+        ["uint8"],
+    ),
+    ("WhitespaceTokenizer", {"WhitespaceTokenizer": {}}, "text", [[3]], None),
+    (
+        "MixUpBatch",
+        {"MixUpBatch": {"alpha": 1.0}},
+        "batch_nhwc_onehot",
+        [[4, 32, 32, 3], [4, 4]],
+        ["uint8", "float32"],
+    ),
+    (
+        "CutMixBatch",
+        {"CutMixBatch": {"image_batch_format": "NHWC", "alpha": 1.0, "prob": 1.0}},
+        "batch_nhwc_onehot",
+        [[4, 32, 32, 3], [4, 4]],
+        ["uint8", "float32"],
+    ),
+    (
+        "mindcv.Mixup",
+        {"mindcv.Mixup": {"mixup_alpha": 0.8, "cutmix_alpha": 1.0, "label_smoothing": 0.1, "num_classes": 4}},
+        "batch_nchw_int",
+        [[4, 3, 32, 32], [4, 4]],
+        ["float32", "float32"],
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def applied() -> dict:
+    cases = [{"id": case_id, "entry": entry, "input": kind} for case_id, entry, kind, _, _ in APPLY_CASES]
+    return json.loads(run_python("-c", PROBE, stdin=json.dumps(cases)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("case_id", "entry", "kind", "shapes", "dtypes"), APPLY_CASES, ids=[c[0] for c in APPLY_CASES]
+)
+def test_what_the_table_accepts_mindspore_builds_and_applies(applied, case_id, entry, kind, shapes, dtypes):
+    assert check_pipeline([entry]) == []
+    result = applied[case_id]
+    assert "error" not in result, result["error"]
+    assert result["shapes"] == shapes
+    if dtypes is not None:
+        assert result["dtypes"] == dtypes
+    if case_id in ("RandomHorizontalFlip", "RandomApply"):
+        assert result["hflip"]  # prob 1.0: the image mirrored left-right
+    if kind.startswith("batch"):
+        assert result["label_sums"] == [1.0] * 4  # mixed labels stay distributions
+
+
+@pytest.mark.slow
+def test_every_op_without_required_arguments_constructs():
+    code = (
+        "import importlib, json\nfrom mscodegen._dataset_ops import load_table\nfailed = {}\n"
+        "for name, op in load_table()['ops'].items():\n"
+        "    if any(p['required'] or 'kind' in p for p in op['params']):\n        continue\n"
+        "    try:\n        getattr(importlib.import_module(op['module']), op['class'])()\n"
+        "    except Exception as exc:\n        failed[name] = repr(exc)[:200]\n"
+        "print(json.dumps(failed))"
+    )
+    no_required = [
+        name
+        for name, op in load_table()["ops"].items()
+        if not any(p["required"] or "kind" in p for p in op["params"])
+    ]
+    assert len(no_required) > 40
+    assert json.loads(run_python("-c", code)) == {}
