@@ -36,9 +36,13 @@ Facts checked on MindSpore 2.10.0 / mindcv 0.3.0 (CPU, 2 cores), for whoever wir
   1 worker and 2 workers give different augmentations. Python ops that use the global RNGs (mindcv's
   `Mixup`, `RandomErasing`) were reproducible with `num_parallel_workers=1` but not always with 2.
   Without a seed, runs differ although `get_seed()` reports 5489.
-- `shuffle(buffer_size)` fills a buffer of that many rows and draws from it at random with the dataset
-  seed: the order is reproducible for a seed, depends on the buffer size (a buffer at least the dataset
-  size gives a full shuffle) and `buffer_size` must be at least 2.
+- Epochs: one iterator created with `num_epochs=2` gives new augmentations and a new shuffle order in
+  epoch 2, reproducibly; a fresh `create_tuple_iterator(num_epochs=1)` per epoch repeats epoch 1 exactly
+  (same images, same order). For parity both variants must iterate the same way.
+- `shuffle(buffer_size)` draws at random, with the dataset seed, from a buffer of `buffer_size` rows:
+  with a buffer of 2, row k comes out at position k-1 or later (checked over three seeds); a buffer as
+  large as the dataset mixes it fully. The order is reproducible for a seed and changes with the buffer
+  size; `buffer_size` must be at least 2.
 """
 
 from __future__ import annotations

@@ -378,3 +378,29 @@ def test_every_op_without_required_arguments_constructs():
     ]
     assert len(no_required) > 40
     assert json.loads(run_python("-c", code)) == {}
+
+
+AUGMENT = r"""
+import hashlib, sys
+import numpy as np
+import mindspore.dataset as ds
+import mindspore.dataset.vision as vision
+
+ds.config.set_seed(int(sys.argv[1]))
+images = np.random.RandomState(0).randint(0, 256, (16, 32, 32, 3), dtype=np.uint8)
+data = ds.NumpySlicesDataset({"image": images, "label": np.arange(16, dtype=np.int32)}, shuffle=False)
+ops = [vision.RandomResizedCrop(24), vision.RandomHorizontalFlip(), vision.RandAugment()]
+data = data.map(ops, input_columns="image", num_parallel_workers=2).shuffle(buffer_size=8).batch(4)
+digest = hashlib.sha256()
+for image, label in data.create_tuple_iterator(num_epochs=1, output_numpy=True):
+    digest.update(image.tobytes())
+    digest.update(label.tobytes())
+print(digest.hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_random_augmentation_and_shuffle_repeat_across_processes_with_the_same_seed():
+    first, second, other = (run_python("-c", AUGMENT, seed) for seed in ("7", "7", "8"))
+    assert first == second
+    assert first != other
