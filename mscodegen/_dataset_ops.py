@@ -111,9 +111,9 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
         elif p["required"] and p["name"] not in kwargs:
             problems.append(f"{name}: missing required argument `{p['name']}`")
     for key, value in kwargs.items():
-        param = params.get(key)
+        param = params.get(key) if isinstance(key, str) else None
         if param is None:
-            hint = _suggest(key, list(params)) or f" (accepts: {', '.join(params) or 'no arguments'})"
+            hint = _suggest(str(key), list(params)) or f" (accepts: {', '.join(params) or 'no arguments'})"
             problems.append(f"{name}: unknown argument `{key}`{hint}")
         elif key in NESTED_PARAMS and param["accepts"] == ["ops"]:
             entries = value if isinstance(value, list) else [value]

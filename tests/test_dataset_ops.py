@@ -72,6 +72,12 @@ def test_an_unknown_argument_without_a_close_match_lists_the_parameters():
     ]
 
 
+def test_a_non_string_argument_name_is_reported_not_raised():
+    assert check_op("RandomHorizontalFlip", {1: 0.5}) == [  # YAML `1: 0.5`
+        "RandomHorizontalFlip: unknown argument `1` (accepts: prob)"
+    ]
+
+
 def test_missing_required_arguments_are_reported():
     assert check_op("Normalize", {"mean": MEAN}) == ["Normalize: missing required argument `std`"]
     assert check_op("RandomResizedCrop", {"szie": 224}) == [
