@@ -18,13 +18,14 @@ demo: $(STAMP)
 	$(BIN)/mscodegen new examples/lenet_digits.yaml --out runs/demo --force
 	cd runs/demo && ../../$(BIN)/python train_model.py --output-dir outputs
 
-## test: lint, then the whole suite (unit, golden, parity runs, end-to-end) on $(JOBS) workers
+## test: lint (ruff, mypy strict), then the whole suite (unit, golden, parity runs, end-to-end) on $(JOBS) workers
 test: $(STAMP) lint
 	$(BIN)/pytest -n $(JOBS) --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check mscodegen tests bench
 	$(BIN)/ruff format --check mscodegen tests bench
+	$(BIN)/mypy
 
 ## bench: speed of the generated scripts vs a hand-written floor (not part of `make test`)
 bench: $(STAMP)

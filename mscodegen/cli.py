@@ -354,7 +354,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_CONFIG if failed else EXIT_OK
 
 
-def _preflight(loaded, timeout: float) -> None:  # noqa: ANN001 - LoadedConfig, imported lazily
+def _preflight(loaded: LoadedConfig, timeout: float) -> None:
     from .errors import ConfigError
     from .preflight import run_preflight
 
