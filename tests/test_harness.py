@@ -57,11 +57,35 @@ def test_fast_dev_run_trains_one_batch_and_writes_nothing(write_config, tmp_path
     assert list(workdir.iterdir()) == []  # no outputs/, no checkpoints, no --loss-log file
 
 
+FOUR_SAMPLES = """
+import numpy as np
+from mindspore import dataset as ds
+
+
+def make_dataset():
+    images = np.zeros((4, 1, 8, 8), np.float32)
+    labels = np.zeros((4,), np.int32)
+    return ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
+"""
+
+
 @pytest.mark.parametrize(
     ("overrides", "args", "cause"),
     [
         (
-            {"data": {"train": {"num_samples": 4}}},
+            # an imported factory with 4 samples: validate cannot count it, the script must
+            {
+                "data": {
+                    "train": {
+                        "kind": "import",
+                        "factory": "four_samples:make_dataset",
+                        "image_shape": [1, 8, 8],
+                        "num_samples": None,
+                        "num_classes": None,
+                        "seed": None,
+                    }
+                }
+            },
             [],
             "data.train yields no batch (fewer samples than one batch of data.train.batch_size",
         ),
@@ -70,6 +94,7 @@ def test_fast_dev_run_trains_one_batch_and_writes_nothing(write_config, tmp_path
     ids=["no-batch", "max-steps-0"],
 )
 def test_zero_steps_is_an_error_naming_the_cause(write_config, tmp_path, overrides, args, cause):
+    (tmp_path / "four_samples.py").write_text(FOUR_SAMPLES)
     scripts = generate_both(write_config(overrides), tmp_path / "scripts")
     results = run_all({v: [sys.executable, str(s), *args] for v, s in scripts.items()}, tmp_path / "cwd")
     for result in results.values():

@@ -162,7 +162,7 @@ def write_image_folder(root: Path, classes=("cat", "dog", "fox"), per_class: int
             )
 
 
-def write_mnist(root: Path, count: int = 4) -> None:
+def write_mnist(root: Path, count: int = 32) -> None:  # two batches of the recipes' 16
     root.mkdir(parents=True)
     for prefix in ("train", "t10k"):
         header = struct.pack(">IIII", 2051, count, 28, 28)
@@ -171,9 +171,11 @@ def write_mnist(root: Path, count: int = 4) -> None:
 
 
 def imagenet_like(tmp_path: Path) -> Path:
+    # 540 images: enough for one full batch of the recipes' 64 per device on 8 devices, which
+    # validate now checks (an epoch of no batch trains nothing).
     data = tmp_path / "imagenet"
-    write_image_folder(data / "train")
-    write_image_folder(data / "val")
+    write_image_folder(data / "train", per_class=180)
+    write_image_folder(data / "val", per_class=90)
     return data
 
 
@@ -640,10 +642,12 @@ def test_each_unconvertible_choice_is_reported_and_the_config_still_validates(
 
 def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> None:
     (tmp_path / "cifar").mkdir()
-    (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073))
+    (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073 * 32))  # 32 records: two batches
     recipe = tmp_path / "r.yaml"
     recipe.write_text(
-        MNIST_RECIPE.format(data_dir=tmp_path / "cifar").replace('dataset: "mnist"', 'dataset: "cifar10"')
+        MNIST_RECIPE.format(data_dir=tmp_path / "cifar")
+        .replace('dataset: "mnist"', 'dataset: "cifar10"')
+        .replace("in_channels: 1", "in_channels: 3")
         + "hflip: 0.5\n"  # not used by mindcv's cifar10 transforms: ignored, not reported
     )
     out = tmp_path / "out.yaml"

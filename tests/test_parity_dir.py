@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mscodegen.cli import main
@@ -141,7 +142,10 @@ def test_parity_set_overrides_the_config(tmp_path, write_config, monkeypatch, cl
     )
     assert rc == 0, out + err
     for variant in ("model", "native"):
-        assert [r["lr"] for r in read_jsonl(Path("kept", variant, "loss.jsonl"))] == [0.01, 0.01]
+        # the LR the optimizer applied: its float32 parameter
+        assert [r["lr"] for r in read_jsonl(Path("kept", variant, "loss.jsonl"))] == [
+            float(np.float32(0.01))
+        ] * 2
     assert re.search(r"^LR = 0\.01\b", Path("kept", "scripts", MODEL).read_text(), re.MULTILINE)
 
 
