@@ -1,4 +1,4 @@
-"""Command line: `mscodegen new|validate|schema|update|diff|parity|import-mindcv`.
+"""Command line: `mscodegen new|validate|schema|update|diff|parity|show|explain|plot|import-mindcv`.
 
 Start-up must stay fast: nothing here (or below it) imports MindSpore or mindcv.
 """
@@ -31,6 +31,10 @@ examples:
   mscodegen parity examples/lenet_digits.yaml --steps 20
   mscodegen parity generated/lenet_digits            # run the scripts on disk (your edits) and compare
   mscodegen parity examples/lenet_digits.yaml --workers 2   # both variants data parallel under msrun
+  mscodegen show examples/lenet_digits_warmup.yaml   # the resolved config, each value with its origin
+  mscodegen explain examples/lenet_amp_accum.yaml grad.clip   # the script lines a key produced
+  mscodegen explain generated/lenet_digits/train_native.py:120   # the keys behind a line
+  mscodegen plot outputs/loss.jsonl -o loss.png      # curves from --loss-log/--eval-log files
   mscodegen import-mindcv recipe.yaml -o run.yaml    # a mindcv recipe -> a config, and what did not convert
 """
 
@@ -208,6 +212,19 @@ def _parser() -> argparse.ArgumentParser:
     _overrides(show)
     show.set_defaults(func=_cmd_show)
 
+    # --- explain ----------------------------------------------------------------------------
+    explain = command(
+        "explain",
+        "print the script lines a config key produced (per variant), or the keys behind a script line",
+        "mscodegen explain examples/lenet_amp_accum.yaml loss_scale\n"
+        "  mscodegen explain generated/lenet_amp_accum/train_native.py:150",
+    )
+    explain.add_argument("target", metavar="CONFIG | SCRIPT:LINE")
+    explain.add_argument("key", nargs="?", default=None, help="a dotted config key (with CONFIG)")
+    explain.add_argument("--out", type=Path, default=None, help="output directory the scripts are for")
+    _overrides(explain)
+    explain.set_defaults(func=_cmd_explain)
+
     # --- plot -------------------------------------------------------------------------------
     plot = sub.add_parser(
         "plot",
@@ -368,6 +385,27 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from .show import render_show
 
     sys.stdout.write(render_show(_load(args.config, args.set or ())))
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import ExplainError, explain_config_key, explain_script_line, parse_target
+    from .generate import default_out_dir
+
+    at_line = parse_target(args.target, [args.key] if args.key else [])
+    try:
+        if at_line is not None:
+            sys.stdout.write(explain_script_line(*at_line, load=_load))
+            return EXIT_OK
+    except ExplainError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.key is None:
+        print("error: give a KEY after the config (or SCRIPT:LINE alone)", file=sys.stderr)
+        return EXIT_CONFIG
+    loaded = _load(Path(args.target), args.set or ())
+    out_dir = args.out or default_out_dir(loaded)
+    sys.stdout.write(explain_config_key(loaded, args.key, out_dir))
     return EXIT_OK
 
 

@@ -20,8 +20,8 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-BEGIN = "#@mscodegen-keys "
-END = "#@mscodegen-end"
+BEGIN = "# @mscodegen-keys "
+END = "# @mscodegen-end"
 
 LineKeys = list[frozenset[str]]  # index i: the keys behind line i + 1
 

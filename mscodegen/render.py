@@ -11,7 +11,9 @@ import jinja2
 import jinja2.bccache
 
 from . import _cache
-from .plan import Plan, literal
+from ._literals import literal
+from .plan import Plan
+from .provenance import strip_markers
 
 
 def templates_dir() -> Path:
@@ -100,5 +102,8 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(plan: Plan) -> str:
-    return environment().get_template(f"train_{plan.variant}.py.j2").render(p=plan)
+def render(plan: Plan, *, provenance: bool = False) -> str:
+    """The script's source before black. The templates mark what each YAML key produced with
+    provenance comments (provenance.py); they are kept only for `mscodegen explain`."""
+    marked = environment().get_template(f"train_{plan.variant}.py.j2").render(p=plan)
+    return marked if provenance else strip_markers(marked)[0]
