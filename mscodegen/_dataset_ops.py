@@ -47,13 +47,14 @@ Facts checked on MindSpore 2.10.0 / mindcv 0.3.0 (CPU, 2 cores), for whoever wir
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from ._suggest import close_matches
 
 TABLE_FILE = Path(__file__).parent / "data" / "dataset_ops.json"
 REFRESH_COMMAND = "python -m mscodegen._dataset_ops"
@@ -83,12 +84,9 @@ def _ops() -> dict[str, Op]:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
-    lower = {c.lower(): c for c in choices}
-    close = [c for c in choices if c.lower() == word.lower() or c.lower().endswith("." + word.lower())]
-    close += [c for c in difflib.get_close_matches(word, choices, n=3) if c not in close]
-    close += [
-        lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=3) if lower[c] not in close
-    ]
+    close = [c for c in choices if c.lower() == word.lower()]
+    close += [c for c in choices if c.lower().endswith("." + word.lower())]  # mindcv.Mixup for Mixup
+    close += [c for c in close_matches(word, choices, n=3) if c not in close]
     return f" (did you mean {' or '.join(close[:3])}?)" if close else ""
 
 

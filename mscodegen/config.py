@@ -18,12 +18,13 @@ from ._yaml import LoadedYaml, Mark
 from .compose import compose
 from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
+from .schema._base import RUN_NAME_PATTERN
 from .schema.data import Data
 from .schema.rules import SECTIONS, cross_section_problems, file_problems, identifier_problems
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+NAME_PATTERN = re.compile(RUN_NAME_PATTERN)
 _TOP_LEVEL_NAME = re.compile(r"^(name|extends)\s*:", re.MULTILINE)  # a base may set the name
 
 

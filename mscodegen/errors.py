@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
@@ -12,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 from pydantic import BaseModel
+
+from ._suggest import did_you_mean
 
 if TYPE_CHECKING:
     from mscodegen._yaml import LoadedYaml
@@ -142,16 +143,14 @@ def _plain_message(msg: str, kind: str, value: Any) -> str:
 
 def _closest(value: str, expected: str) -> str:
     """The "; did you mean 'x'?" hint for the quoted choice in ``expected`` closest to ``value``."""
-    matches = difflib.get_close_matches(value, re.findall(r"'([^']*)'", expected), n=1)
-    return f"; did you mean {matches[0]!r}?" if matches else ""
+    return did_you_mean(value, re.findall(r"'([^']*)'", expected))
 
 
 def _suggestion(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
     if model is None or not isinstance(loc[-1], str):
         return ""
     allowed = _allowed_keys(model, loc[:-1])
-    matches = difflib.get_close_matches(loc[-1], allowed, n=1)
-    return f"; did you mean '{matches[0]}'?" if matches else ""
+    return did_you_mean(loc[-1], allowed)
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:

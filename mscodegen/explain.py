@@ -9,12 +9,12 @@ included) onto the regenerated text by equal lines: a line the user changed has 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._suggest import did_you_mean
 from .config import LoadedConfig
 from .errors import ConfigError, Problem
 from .fmt import format_code
@@ -71,8 +71,7 @@ def explain_config_key(loaded: LoadedConfig, key: str, out_dir: Path) -> str:
     """The report of `mscodegen explain CONFIG KEY`."""
     known = config_keys(loaded)
     if key not in known:
-        close = difflib.get_close_matches(key, sorted(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(key, known)
         raise ConfigError(
             [Problem(key, None, None, f"not a key of this config{hint}")], loaded.path.as_posix()
         )

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ._base import Section
+from ._base import RUN_NAME_PATTERN, Section
 from .data import Data, Dataset, ImportedData
 from .network import Network
 from .optim import ConstantLR, Loss, LRSchedule, Optimizer
@@ -40,7 +40,7 @@ def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
 class Config(Section):
     """A complete training setup."""
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")] | None = Field(
+    name: Annotated[str, Field(pattern=RUN_NAME_PATTERN)] | None = Field(
         None, description="Name of the run and of the output directory; default: the config file's stem."
     )
     runtime: Runtime = Field(default_factory=Runtime)

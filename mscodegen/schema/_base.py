@@ -10,6 +10,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+# A run name (`name:`, or the config file's stem): it names the output directory and the scripts'
+# docstrings, so letters, digits, `_`, `.` and `-` only, not starting with `.` or `-`.
+RUN_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+
 
 class Section(BaseModel):
     """A config section: unknown keys are errors, values are immutable after validation.

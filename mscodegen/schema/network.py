@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
 from .._mindcv_names import mindcv_model_names
+from .._suggest import close_matches
 from ._base import ImportPath, Kwargs, PositiveInt, Section, python_name
 
 
@@ -38,7 +38,7 @@ class MindcvNetwork(Section):
     def _known_model(cls, name: str) -> str:
         names = mindcv_model_names()
         if name not in names:
-            close = difflib.get_close_matches(name, sorted(names), n=3)
+            close = close_matches(name, names, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise ValueError(f"{name!r} is not a mindcv model{hint}")
         return name

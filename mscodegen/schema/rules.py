@@ -8,12 +8,12 @@ section fails the schema, the rules that do not read it still run (every problem
 from __future__ import annotations
 
 import ast
-import difflib
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._suggest import did_you_mean
 from . import Config, image_shape_of
 from ._base import python_name
 from .data import Dataset, ImportedData
@@ -528,8 +528,7 @@ def _keyword_problems(tree: ast.Module, attr: str, owner: Path_, kwargs: dict[st
     for key in kwargs:
         name = python_name(key)
         if name not in params:
-            close = difflib.get_close_matches(name, sorted(params), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, params)
             takes = ", ".join(sorted(params)) or "none"
             problems.append(
                 (

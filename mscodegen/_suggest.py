@@ -1,0 +1,24 @@
+"""The one "did you mean" matcher every error message uses (schema keys, names, ops, CLI keys)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def close_matches(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
+    """Up to `n` choices most like `word`: a case-insensitive equal first, then difflib's closest
+    (as typed, then ignoring case), without repeats."""
+    options = sorted(set(choices))
+    lower = {c.lower(): c for c in options}
+    found = [c for c in options if c.lower() == word.lower()]
+    found += difflib.get_close_matches(word, options, n=n)
+    found += [lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=n)]
+    unique = list(dict.fromkeys(found))
+    return unique[:n]
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """ "; did you mean 'x'?" for the closest choice, or "" when nothing is close."""
+    match = close_matches(word, choices)
+    return f"; did you mean {match[0]!r}?" if match else ""
