@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+import math
 import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from mscodegen.parity import RunResult, generate_both, run_script
+from mscodegen.parity import RunResult, generate_both, run_script, step_differences
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,3 +88,14 @@ def run_both(
         assert result.steps, f"{variant} variant logged no steps:\n{result.log_tail}"
         results.append(result)
     return results[0], results[1]
+
+
+def assert_identical(model: RunResult, native: RunResult, *, steps: int | None = None) -> None:
+    """Both variants logged the same steps (==, every field) and evaluations, and trained."""
+    assert step_differences(model.steps, native.steps) == []
+    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
+    losses = [r["loss"] for r in model.steps]
+    assert all(math.isfinite(loss) for loss in losses)
+    assert len(set(losses)) > 1, "the loss never changed: nothing was trained"
+    if steps is not None:
+        assert len(model.steps) == steps

@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
+
 from mscodegen._mindcv_names import mindcv_model_names
 
 
+@pytest.mark.slow
 def test_shipped_names_match_installed_mindcv():
     code = "from mindcv.models import list_models; print('\\n'.join(sorted(list_models())))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

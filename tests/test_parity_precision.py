@@ -14,7 +14,7 @@ import pytest
 
 from mscodegen.parity import generate_both, run_script, step_differences
 
-from conftest import run_both
+from conftest import assert_identical, run_both
 
 pytestmark = pytest.mark.slow
 
@@ -34,14 +34,6 @@ def run_model_only(config, workdir):
     result = run_script(script, workdir / "model", variant="model", timeout=300)
     assert result.returncode == 0, result.log_tail
     return result
-
-
-def assert_identical(model, native) -> None:
-    assert step_differences(model.steps, native.steps) == []
-    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
-    losses = [r["loss"] for r in model.steps]
-    assert all(math.isfinite(loss) for loss in losses)
-    assert len(set(losses)) > 1, "the loss never changed: nothing was trained"
 
 
 def precision_overrides(level: str, loss_scale: str, clip: str, mode: str = "graph") -> dict:

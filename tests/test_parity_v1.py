@@ -11,24 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscodegen.parity import step_differences
-
-from conftest import TINY, merge, run_both
+from conftest import TINY, assert_identical, merge, run_both
 
 pytestmark = pytest.mark.slow
 
 NO_NETWORK = merge(TINY, {"network": None})  # base for configs that replace the network
 SYNTH_16 = {"kind": "synthetic", "num_samples": 32, "image_shape": [1, 16, 16], "num_classes": 4}
-
-
-def assert_identical(model, native, *, steps: int | None = None) -> None:
-    assert step_differences(model.steps, native.steps) == []
-    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
-    losses = [r["loss"] for r in model.steps]
-    assert all(math.isfinite(loss) for loss in losses)
-    assert len(set(losses)) > 1, "the loss never changed: nothing was trained"
-    if steps is not None:
-        assert len(model.steps) == steps
 
 
 # ---------------------------------------------------------------------------
