@@ -14,6 +14,7 @@ from typing import Literal
 
 from . import __version__
 from ._literals import call, literal
+from ._plan_adapt import Freeze, Pretrained, build_freeze, build_pretrained
 from ._plan_run import (
     Checkpoint,
     Constant,
@@ -95,6 +96,8 @@ class Shared:
     time_monitor: bool  # callbacks.time_monitor
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
+    pretrained: Pretrained | None = None  # network.checkpoint
+    freeze: Freeze | None = None  # network.freeze
 
     @property
     def train_data(self) -> Dataset:
@@ -175,6 +178,8 @@ def build_shared(
         time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
+        pretrained=build_pretrained(cfg, rel),
+        freeze=build_freeze(cfg),
     )
 
 
@@ -300,6 +305,8 @@ def _imports(
         imports.names("mindspore.dataset", "vision")
     if any(d.label_cast for d in s.datasets):
         imports.names("mindspore.dataset", "transforms")
+    if s.pretrained is not None or s.freeze is not None:
+        imports.module("fnmatch")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell:

@@ -469,6 +469,22 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
     return problems
 
 
+def weight_file_problems(cfg: Config, config_dir: Path) -> list[Problem]:
+    """Files only the scripts read, when they run: checked by `mscodegen validate`, not by `new`
+    (weights may be downloaded after generating; the script then stops with the same message).
+
+    network.checkpoint.path must be a file (relative to the config).
+    """
+    if cfg.network.checkpoint is None:
+        return []
+    path = cfg.network.checkpoint.path
+    file = config_dir / path
+    if file.is_file():
+        return []
+    what = "is a directory, not a file" if file.is_dir() else "does not exist"
+    return [(("network", "checkpoint", "path"), f"checkpoint file {path!r} {what} (looked in {file})")]
+
+
 def _data_dir_problems(dataset: Any, at: Path_, config_dir: Path) -> list[Problem]:
     directory = config_dir / dataset.path
     if not directory.is_dir():
