@@ -35,3 +35,15 @@ def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
 def build_freeze(cfg: Config) -> Freeze | None:
     freeze = cfg.network.freeze
     return None if freeze is None else Freeze(tuple(freeze.patterns))
+
+
+@dataclass(frozen=True, slots=True)
+class Ema:
+    """ema: the EMA cell, updated after every optimizer step; evaluation and checkpoints use it."""
+
+    decay: float
+    warmup_steps: int
+
+
+def build_ema(cfg: Config) -> Ema | None:
+    return None if cfg.ema is None else Ema(cfg.ema.decay, cfg.ema.warmup_steps)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from . import __version__
 from ._literals import call, literal
-from ._plan_adapt import Freeze, Pretrained, build_freeze, build_pretrained
+from ._plan_adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from ._plan_run import (
     Checkpoint,
     Constant,
@@ -98,6 +98,7 @@ class Shared:
     sink_size: int
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
+    ema: Ema | None = None  # ema
 
     @property
     def train_data(self) -> Dataset:
@@ -180,6 +181,7 @@ def build_shared(
         sink_size=cfg.train.sink_size,
         pretrained=build_pretrained(cfg, rel),
         freeze=build_freeze(cfg),
+        ema=build_ema(cfg),
     )
 
 
@@ -309,7 +311,7 @@ def _imports(
         imports.module("fnmatch")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
-    if writes_step or writes_loss_cell:
+    if writes_step or writes_loss_cell or s.ema is not None:
         imports.names("mindspore", "ops")
     if convert or (writes_step and s.step.scaler):
         imports.names("mindspore", "amp")

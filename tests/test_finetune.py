@@ -17,6 +17,7 @@ from mscodegen.cli import main
 from mscodegen.config import load_config
 from mscodegen.errors import ConfigError
 from mscodegen.parity import generate_both, run_script, step_differences
+from mscodegen.preflight import map_failure
 
 from conftest import REPO, TINY, merge
 
@@ -170,6 +171,9 @@ def test_strict_load_names_the_mismatching_parameter(source_ckpt, tmp_path):
     assert proc.returncode != 0
     assert "classifier.weight: (10, 512) in the file, (5, 512) in the network" in proc.stderr
     assert "classifier.bias: (10,) in the file, (5,) in the network" in proc.stderr
+    key, cause = map_failure(proc.stderr, load_config(config))  # validate --run blames the key
+    assert key == ("network", "checkpoint")
+    assert "classifier.weight" in cause
 
 
 @pytest.mark.slow

@@ -36,6 +36,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "step_record",
         # fine-tuning (network.checkpoint, network.freeze)
         "freeze", "load_pretrained",
+        # ema
+        "EMA", "EmaUpdate",
     }
 )  # fmt: skip
 
@@ -48,7 +50,7 @@ SCRIPT_CONSTANTS = frozenset(
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
         "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
         "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
-        "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
+        "EMA_DECAY", "EMA_WARMUP_STEPS", "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
     }
 )  # fmt: skip
 
