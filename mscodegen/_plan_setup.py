@@ -178,7 +178,8 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         build = call(
             "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
         )
-        summary = f"mindcv {net.name}, {net.num_classes} classes, no pretrained weights"
+        weights = "weights from network.checkpoint" if net.checkpoint else "no pretrained weights"
+        summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
         return Network("mindcv", build, summary, f"mindcv's {net.name}")
     factory = rel.imported(net.factory, "network.factory")
     return Network(

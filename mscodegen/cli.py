@@ -361,6 +361,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for path in args.config:
         try:
             loaded = _load(path, args.set or ())
+            _check_weight_files(loaded)
             if args.run:
                 _preflight(loaded, args.timeout)
         except ConfigError as exc:
@@ -369,6 +370,16 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             continue
         print(f"{path}: ok" + (" (both variants trained and evaluated one batch)" if args.run else ""))
     return EXIT_CONFIG if failed else EXIT_OK
+
+
+def _check_weight_files(loaded: LoadedConfig) -> None:
+    """Files the scripts read when they run (network.checkpoint.path): validate reports them at their key."""
+    from .config import weight_problems
+    from .errors import ConfigError
+
+    problems = weight_problems(loaded)
+    if problems:
+        raise ConfigError(problems, str(loaded.path))
 
 
 def _preflight(loaded: LoadedConfig, timeout: float) -> None:

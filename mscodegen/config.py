@@ -20,7 +20,13 @@ from .errors import ConfigError, Problem, format_path, from_validation_error
 from .schema import Config
 from .schema._base import RUN_NAME_PATTERN
 from .schema.data import Data
-from .schema.rules import SECTIONS, cross_section_problems, file_problems, identifier_problems
+from .schema.rules import (
+    SECTIONS,
+    cross_section_problems,
+    file_problems,
+    identifier_problems,
+    weight_file_problems,
+)
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
@@ -149,6 +155,14 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
             )
             problems.append(Problem(format_path(key) or "name", mark.line, mark.column, message))
     return problems
+
+
+def weight_problems(loaded: LoadedConfig) -> list[Problem]:
+    """`mscodegen validate`'s check of the files the scripts read at run time (see weight_file_problems)."""
+    found = weight_file_problems(loaded.config, loaded.path.parent)
+    if loaded.loaded_yaml is None:
+        return [Problem(format_path(key), 1, 1, message) for key, message in found]
+    return [problem_at(loaded.loaded_yaml, key, message) for key, message in found]
 
 
 def problem_at(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:

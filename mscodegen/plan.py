@@ -14,6 +14,7 @@ from typing import Literal
 
 from . import __version__
 from ._literals import call, literal
+from ._plan_adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from ._plan_run import (
     Checkpoint,
     Constant,
@@ -95,6 +96,9 @@ class Shared:
     time_monitor: bool  # callbacks.time_monitor
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
+    pretrained: Pretrained | None = None  # network.checkpoint
+    freeze: Freeze | None = None  # network.freeze
+    ema: Ema | None = None  # ema
 
     @property
     def train_data(self) -> Dataset:
@@ -175,6 +179,9 @@ def build_shared(
         time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
+        pretrained=build_pretrained(cfg, rel),
+        freeze=build_freeze(cfg),
+        ema=build_ema(cfg),
     )
 
 
@@ -300,9 +307,11 @@ def _imports(
         imports.names("mindspore.dataset", "vision")
     if any(d.label_cast for d in s.datasets):
         imports.names("mindspore.dataset", "transforms")
+    if s.pretrained is not None or s.freeze is not None:
+        imports.module("fnmatch")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
-    if writes_step or writes_loss_cell:
+    if writes_step or writes_loss_cell or s.ema is not None:
         imports.names("mindspore", "ops")
     if convert or (writes_step and s.step.scaler):
         imports.names("mindspore", "amp")

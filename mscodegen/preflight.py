@@ -55,6 +55,7 @@ _IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameErro
 # What the generated scripts themselves import (the `run` extra), as opposed to a user's factory.
 _MISSING_RUNTIME = re.compile(r"No module named '(mindspore|mindcv|sklearn|numpy)[.']")
 _ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
+_PRETRAINED = re.compile(r"error: network\.checkpoint .*cannot be loaded.*(?:\n  .*)*")
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 
@@ -159,6 +160,11 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         )
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
+    pretrained = _PRETRAINED.search(stderr)
+    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
+        return ("network", "checkpoint"), pretrained.group(0)
+    if "load_pretrained" in stderr and error:  # the file could not be read at all
+        return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
     zero = _ZERO_STEPS.search(stderr)
     if zero:
         return ("data", "train", "batch_size"), zero.group(0)

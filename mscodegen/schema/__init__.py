@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ._base import RUN_NAME_PATTERN, Section
 from .data import Data, Dataset, ImportedData
+from .ema import Ema
 from .network import Network
 from .optim import ConstantLR, Loss, LRSchedule, Optimizer
 from .parallel import Parallel
@@ -58,3 +59,8 @@ class Config(Section):
     loss_scale: LossScale = Field(default_factory=lambda: NoLossScale(kind="none"))
     grad: Grad = Field(default_factory=Grad)
     parallel: Parallel = Field(default_factory=Parallel)
+    ema: Ema | None = Field(
+        None,
+        description="Exponential moving average of the weights (as mindcv's TrainStep): evaluation runs "
+        "on it, checkpoints hold it.",
+    )

@@ -15,7 +15,7 @@ import builtins
 SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
-        "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "get_group_size", "get_rank",
+        "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch", "get_group_size", "get_rank",
         "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
         "vision",
     }
@@ -34,6 +34,10 @@ SCRIPT_DEFINITIONS = frozenset(
         "EpochTimer", "LogLoss", "StepCounter", "check_trains", "current_lr", "report_epoch_time",
         "report_evaluation", "report_loss", "report_unfinished_window", "save_weights", "should_evaluate",
         "step_record",
+        # fine-tuning (network.checkpoint, network.freeze)
+        "freeze", "load_pretrained",
+        # ema
+        "EMA", "EmaUpdate",
     }
 )  # fmt: skip
 
@@ -46,6 +50,7 @@ SCRIPT_CONSTANTS = frozenset(
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
         "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
         "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
+        "EMA_DECAY", "EMA_WARMUP_STEPS", "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
     }
 )  # fmt: skip
 

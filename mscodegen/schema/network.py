@@ -4,14 +4,71 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from .._mindcv_names import mindcv_model_names
 from .._suggest import close_matches
 from ._base import ImportPath, Kwargs, PositiveInt, Section, python_name
 
 
-class BuiltinNetwork(Section):
+def _check_pattern(pattern: str) -> str:
+    """A parameter-name pattern (fnmatch: `*`, `?`, `[...]`), e.g. `classifier.*`."""
+    if not pattern.strip():
+        raise ValueError("an empty pattern matches no parameter name")
+    if pattern != pattern.strip():
+        raise ValueError(f"{pattern!r} has leading or trailing spaces; parameter names have none")
+    if pattern.count("[") != pattern.count("]"):
+        raise ValueError(f"{pattern!r} has an unbalanced '[' or ']'")
+    return pattern
+
+
+NamePattern = Annotated[str, AfterValidator(_check_pattern)]
+
+
+class NetworkCheckpoint(Section):
+    """Weights loaded into the network before training (fine-tuning): a local `.ckpt`, no downloads."""
+
+    path: str = Field(
+        description="A `.ckpt` file (e.g. mindcv's published weights, downloaded by you), relative to the config."
+    )
+    skip: list[NamePattern] = Field(
+        default_factory=list,
+        description="Parameter-name patterns (fnmatch) not loaded, e.g. `classifier.*` for a new head.",
+    )
+    strict: bool = Field(
+        True,
+        description=(
+            "Every network parameter not skipped must be in the file with the same shape (false: load what "
+            "matches, leave the rest initialised)."
+        ),
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _ckpt_suffix(cls, path: str) -> str:
+        if not path.endswith(".ckpt"):
+            raise ValueError(f"{path!r} is not a MindSpore checkpoint file (*.ckpt)")
+        return path
+
+
+class Freeze(Section):
+    """Parameters not trained (requires_grad=False before the optimizer collects the trainable ones)."""
+
+    patterns: Annotated[list[NamePattern], Field(min_length=1)] = Field(
+        description="Parameter-name patterns (fnmatch), e.g. `layer1.*`; a pattern that matches nothing is an error."
+    )
+
+
+class _Adaptable(Section):
+    """What every network kind can add: weights from a checkpoint, frozen parameters."""
+
+    checkpoint: NetworkCheckpoint | None = Field(
+        None, description="Load weights from a local checkpoint before training (fine-tuning)."
+    )
+    freeze: Freeze | None = Field(None, description="Parameters not trained, for the whole run.")
+
+
+class BuiltinNetwork(_Adaptable):
     """A small network that mscodegen writes into the script itself."""
 
     kind: Literal["builtin"]
@@ -25,7 +82,7 @@ class BuiltinNetwork(Section):
     )
 
 
-class MindcvNetwork(Section):
+class MindcvNetwork(_Adaptable):
     """A model from mindcv's registry, built with `mindcv.models.create_model`."""
 
     kind: Literal["mindcv"]
@@ -60,7 +117,7 @@ class MindcvNetwork(Section):
         return kwargs
 
 
-class ImportedNetwork(Section):
+class ImportedNetwork(_Adaptable):
     """The user's own network: a factory (class or function) returning an nn.Cell."""
 
     kind: Literal["import"]

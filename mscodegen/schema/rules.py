@@ -80,6 +80,22 @@ def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Prob
         )
 
 
+@_rule("ema", "grad", "loss_scale", "train")
+def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """The average follows optimizer steps: one per batch, none skipped, each seen by a callback."""
+    if cfg.ema is None:
+        return
+    if cfg.grad.accumulation_steps > 1:
+        yield (
+            ("ema",),
+            "ema with grad.accumulation_steps > 1 is not supported (the average follows every batch)",
+        )
+    if cfg.loss_scale.kind == "dynamic" or getattr(cfg.loss_scale, "drop_overflow_update", False):
+        yield ("ema",), "ema with loss scaling that skips overflowing steps is not supported"
+    if cfg.train.dataset_sink_mode:
+        yield ("ema",), "ema needs train.dataset_sink_mode: false (Model's callbacks see every step)"
+
+
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
     return [metric.key for metric in (cfg.eval.metrics if cfg.eval else DEFAULT_METRICS)]
@@ -467,6 +483,22 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
     if "grad" in valid and cfg.grad.process:
         problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
     return problems
+
+
+def weight_file_problems(cfg: Config, config_dir: Path) -> list[Problem]:
+    """Files only the scripts read, when they run: checked by `mscodegen validate`, not by `new`
+    (weights may be downloaded after generating; the script then stops with the same message).
+
+    network.checkpoint.path must be a file (relative to the config).
+    """
+    if cfg.network.checkpoint is None:
+        return []
+    path = cfg.network.checkpoint.path
+    file = config_dir / path
+    if file.is_file():
+        return []
+    what = "is a directory, not a file" if file.is_dir() else "does not exist"
+    return [(("network", "checkpoint", "path"), f"checkpoint file {path!r} {what} (looked in {file})")]
 
 
 def _data_dir_problems(dataset: Any, at: Path_, config_dir: Path) -> list[Problem]:

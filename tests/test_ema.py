@@ -1,0 +1,142 @@
+"""ema: schema rules, parity of the averages, and the averages against a numpy recomputation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from mscodegen.config import load_config
+from mscodegen.errors import ConfigError
+from mscodegen.parity import generate_both, run_script, step_differences
+
+from conftest import TINY, merge
+
+EMA = {
+    "ema": {"decay": 0.6, "warmup_steps": 2},
+    "callbacks": {"checkpoint": {"every_epochs": 1, "prefix": "tiny"}},
+}
+
+# The script's initial weights: train() calls set_runtime() then build_network() first.
+INITIAL_WEIGHTS = """
+import importlib.util, sys
+import mindspore as ms
+spec = importlib.util.spec_from_file_location("script", sys.argv[1])
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+script.set_runtime()
+ms.save_checkpoint(script.build_network(), sys.argv[2])
+"""
+
+
+def _write(tmp_path: Path, config: dict, name: str = "tiny") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def _problems(path: Path) -> list:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return info.value.problems
+
+
+@pytest.mark.parametrize("decay", [0, 1, 1.5, -0.1])
+def test_decay_outside_0_1_is_located(tmp_path, decay):
+    (problem,) = _problems(_write(tmp_path, merge(TINY, {"ema": {"decay": decay}})))
+    assert problem.path == "ema.decay"
+    assert problem.line is not None
+
+
+def test_ema_with_accumulation_or_skipping_loss_scale_is_rejected(tmp_path):
+    config = merge(TINY, {"ema": {}, "grad": {"accumulation_steps": 2}})
+    (problem,) = _problems(_write(tmp_path, config))
+    assert problem.path == "ema" and "accumulation_steps" in problem.message
+    config = merge(TINY, {"ema": {}, "loss_scale": {"kind": "dynamic"}})
+    (problem,) = _problems(_write(tmp_path, config))
+    assert problem.path == "ema" and "skips overflowing steps" in problem.message
+
+
+def test_defaults_are_mindcvs(tmp_path):
+    config = load_config(_write(tmp_path, merge(TINY, {"ema": {}}))).config
+    assert config.ema is not None
+    assert (config.ema.decay, config.ema.warmup_steps) == (0.9999, 2000)  # mindcv TrainStep's
+
+
+def _load(path: Path) -> dict[str, np.ndarray]:
+    import mindspore as ms
+
+    return {name: p.asnumpy() for name, p in ms.load_checkpoint(str(path)).items()}
+
+
+def _run(script: Path, workdir: Path, variant: str, steps: int):
+    weights = workdir / "weights.ckpt"
+    result = run_script(
+        script,
+        workdir,
+        variant=variant,
+        max_steps=steps,
+        extra_args=("--save-weights", str(weights)),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.log_tail
+    return result, _load(weights)
+
+
+@pytest.mark.slow
+def test_ema_parity_and_numpy_reference(tmp_path):
+    scripts = generate_both(_write(tmp_path, merge(TINY, EMA)), tmp_path / "scripts")
+    steps = 3
+    runs = {v: _run(scripts[v], tmp_path / v, v, steps) for v in ("model", "native")}
+    (model, _), (native, final) = runs["model"], runs["native"]
+    assert len(model.steps) == steps
+    assert step_differences(model.steps, native.steps) == []
+    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
+    saved = {}
+    for variant, (result, _) in runs.items():
+        (checkpoint,) = sorted((result.output_dir / "checkpoints").glob("*.ckpt"))
+        saved[variant] = _load(checkpoint)
+    averages = {name: value for name, value in saved["native"].items() if name.startswith("ema.")}
+    assert set(averages) == {"ema.fc1.weight", "ema.fc1.bias", "ema.fc2.weight", "ema.fc2.bias"}
+    for name, value in averages.items():
+        assert np.array_equal(value, saved["model"][name]), name  # parity: ==
+    assert float(saved["native"]["ema_updates"]) == steps
+
+    # Independent reference: the weights after steps 0..3, averaged in numpy with mindcv's formula.
+    initial = tmp_path / "initial.ckpt"
+    subprocess.run(
+        [sys.executable, "-c", INITIAL_WEIGHTS, str(scripts["native"]), str(initial)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    weights = [_load(initial)]
+    for k in range(1, steps):
+        weights.append(_run(scripts["native"], tmp_path / f"steps{k}", "native", k)[1])
+    weights.append(final)
+    decay, temperature = np.float32(EMA["ema"]["decay"]), np.float32(EMA["ema"]["warmup_steps"])
+    for name in ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"):
+        ema = weights[0][name].astype(np.float32)
+        for t in range(1, steps + 1):
+            d = decay * (np.float32(1) - np.exp(-np.float32(t) / temperature))
+            ema = ema * d + weights[t][name] * (np.float32(1) - d)
+        assert not np.allclose(ema, final[name])  # the average is not the last weights
+        np.testing.assert_allclose(averages[f"ema.{name}"], ema, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.slow
+def test_training_is_unchanged_and_evaluation_uses_the_averages(tmp_path):
+    with_ema = generate_both(_write(tmp_path, merge(TINY, EMA), "ema"), tmp_path / "ema")
+    without = generate_both(
+        _write(tmp_path, merge(TINY, {"callbacks": EMA["callbacks"]}), "plain"), tmp_path / "plain"
+    )
+    ema_run, ema_weights = _run(with_ema["model"], tmp_path / "ema_run", "model", 6)
+    plain_run, plain_weights = _run(without["model"], tmp_path / "plain_run", "model", 6)
+    assert step_differences(ema_run.steps, plain_run.steps) == []
+    # --save-weights holds the trained weights (swapped back after evaluating), not the averages
+    assert all(np.array_equal(ema_weights[name], plain_weights[name]) for name in plain_weights)
+    assert ema_run.evals[0]["metrics"]["loss"] != plain_run.evals[0]["metrics"]["loss"]
