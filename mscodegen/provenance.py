@@ -1,10 +1,9 @@
 """Provenance: which YAML keys produced which lines of a generated script (`mscodegen explain`).
 
-The templates wrap what a key produces in ``{% call keys("optimizer.lr") %}...{% endcall %}``.
-Rendered normally that macro prints only its body, so `mscodegen new` writes exactly what it
-always did. `explain` renders a second time with provenance on: the macro then brackets its body
-with marker comments (:data:`BEGIN` / :data:`END`), the text goes through black like any script,
-and :func:`strip_markers` removes the markers while recording, for every remaining line, the keys
+The templates bracket what a key produces with marker comments (:data:`BEGIN` KEYS ...
+:data:`END`). `render` strips them (:func:`strip_markers`), so `mscodegen new` writes no marker.
+`explain` renders with provenance on: the marked text goes through black like any script, and
+:func:`strip_markers` removes the markers while recording, for every remaining line, the keys
 of the regions around it. black may lay a marked text out slightly differently from the plain one
 (a comment can keep a block from joining), so the keys are carried over to the real script's lines
 with :func:`carry_over` (difflib: equal lines only) rather than by line number.
