@@ -80,7 +80,7 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
             Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
         )
     opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
-    if cfg.optimizer.weight_decay or cfg.optimizer.decay_filter != "all":
+    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
     schedule = cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR):

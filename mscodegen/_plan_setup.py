@@ -132,6 +132,30 @@ class Optimizer:
     class_name: str
     decay_filter: bool  # optimizer.decay_filter no_norm_no_bias: parameter groups
     args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
+    decay_rule: str = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
+    decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
+    decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
+    groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizerGroup:
+    """One optimizer.groups entry (or the default group): who is in it, its LR and weight decay."""
+
+    name: str  # its key in the loss log's group_lr: groups[i] or default
+    key: str  # the YAML key it comes from
+    patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
+    lr_scale: str | None  # a float literal multiplying the schedule, None: the schedule itself
+    weight_decay: str  # a float literal or WEIGHT_DECAY
+    comment: str
+
+
+# optimizer.decay_filter -> the condition (on a parameter's `name`) under which it is decayed.
+DECAY_EXPRS = {
+    "every_parameter": "True",
+    "mindspore_default": '"beta" not in name and "gamma" not in name',
+    "no_norm_no_bias": 'name.rsplit(".", 1)[-1] not in ("bias", "gamma", "beta")',
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,12 +345,56 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
     if opt.name in ("adam", "adamw"):
         args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
-    decay_filter = opt.decay_filter == "no_norm_no_bias"
-    if opt.weight_decay and not decay_filter:
+    rule = opt.decay_rule
+    decay_filter = rule == "no_norm_no_bias" and not opt.groups
+    if opt.weight_decay and rule == "mindspore_default" and not opt.groups:
         args.append(("weight_decay", "WEIGHT_DECAY"))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", "LOSS_SCALE"))
-    return Optimizer(opt.name, OPTIMIZER_CLASSES[opt.name], decay_filter, tuple(args))
+    note = None
+    if opt.decay_filter == "all":
+        note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
+    return Optimizer(
+        opt.name,
+        OPTIMIZER_CLASSES[opt.name],
+        decay_filter,
+        tuple(args),
+        decay_rule=rule,
+        decay_note=note,
+        decays_expr=DECAY_EXPRS[rule],
+        groups=_optimizer_groups(cfg),
+    )
+
+
+def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
+    opt = cfg.optimizer
+    if not opt.groups:
+        return ()
+    out = []
+    for i, g in enumerate(opt.groups):
+        scale: float | None = g.lr_scale
+        what = f"lr_scale {g.lr_scale}" if g.lr_scale is not None else "the schedule's LR"
+        if g.lr is not None:
+            scale = g.lr / opt.lr
+            what = f"lr {g.lr} (the schedule x lr / optimizer.lr)"
+        wd = "WEIGHT_DECAY" if g.weight_decay is None else literal(g.weight_decay)
+        wd_what = "optimizer.weight_decay" if g.weight_decay is None else f"weight_decay {g.weight_decay}"
+        out.append(
+            OptimizerGroup(
+                name=f"groups[{i}]",
+                key=f"optimizer.groups[{i}]",
+                patterns=tuple(g.params),
+                lr_scale=None if scale is None else literal(scale),
+                weight_decay=wd,
+                comment=f"{', '.join(g.params)}: {what}, {wd_what}",
+            )
+        )
+    out.append(
+        OptimizerGroup(
+            "default", "default group", (), None, "WEIGHT_DECAY", "every other parameter: the schedule, optimizer.weight_decay"
+        )
+    )
+    return tuple(out)
 
 
 def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:

@@ -290,6 +290,8 @@ def _imports(
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if s.lr.kind in ("cosine", "warmup_cosine"):
         imports.module("math")
+    if s.optimizer.groups:
+        imports.module("fnmatch")
     if s.time_monitor:
         imports.module("time")
     if s.metrics or s.data_helpers:

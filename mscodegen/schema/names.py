@@ -16,7 +16,7 @@ SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "get_group_size", "get_rank",
-        "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
+        "fnmatch", "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
         "vision",
     }
 )  # fmt: skip
@@ -34,6 +34,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "EpochTimer", "LogLoss", "StepCounter", "check_trains", "current_lr", "report_epoch_time",
         "report_evaluation", "report_loss", "report_unfinished_window", "save_weights", "should_evaluate",
         "step_record",
+        # optimizer.groups
+        "decays", "param_group", "weight_decay_split",
     }
 )  # fmt: skip
 
@@ -44,7 +46,7 @@ SCRIPT_CONSTANTS = frozenset(
         "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "EARLY_STOP_MIN_DELTA",
         "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
-        "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
+        "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "SEED",
         "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
     }
 )  # fmt: skip

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ._base import Kwargs, NonNegativeFloat, PositiveFloat32, PositiveInt, Section
+from ._base import Kwargs, NonNegativeFloat, PositiveFloat, PositiveFloat32, PositiveInt, Section
 
 LOSS_CLASSES = (
     "SoftmaxCrossEntropyWithLogits",
@@ -31,12 +31,55 @@ class Loss(Section):
     )
 
 
+DECAY_FILTERS = ("mindspore_default", "every_parameter", "no_norm_no_bias", "all")
+
+
+class ParamGroup(Section):
+    """Parameters whose names match one of `params` (fnmatch patterns, e.g. `backbone.*`), with their own LR
+    and weight decay. A parameter joins the first group that matches; the rest form the default group."""
+
+    params: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="fnmatch patterns matched against full parameter names (case-sensitive)."
+    )
+    lr: PositiveFloat32 | None = Field(
+        None,
+        description="The group's base LR: the lr_schedule, scaled by lr / optimizer.lr. Not with lr_scale.",
+    )
+    lr_scale: PositiveFloat | None = Field(
+        None, description="The group's LR = the lr_schedule's value x lr_scale at every step. Not with lr."
+    )
+    weight_decay: NonNegativeFloat | None = Field(
+        None, description="The group's weight decay (decay_filter still applies); default optimizer.weight_decay."
+    )
+
+    @model_validator(mode="after")
+    def _one_lr(self) -> ParamGroup:
+        if self.lr is not None and self.lr_scale is not None:
+            raise ValueError("give lr or lr_scale, not both")
+        return self
+
+
 class _Optimizer(Section):
     lr: PositiveFloat32 = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
     weight_decay: NonNegativeFloat = 0.0
-    decay_filter: Literal["all", "no_norm_no_bias"] = Field(
-        "all", description="no_norm_no_bias: no weight decay on biases and BatchNorm/LayerNorm (gamma, beta)."
+    decay_filter: Literal[DECAY_FILTERS] = Field(  # type: ignore[valid-type]
+        "mindspore_default",
+        description="Which parameters weight_decay applies to. mindspore_default: MindSpore's own filter, "
+        "every parameter except those whose name contains 'beta' or 'gamma' (BatchNorm/LayerNorm); "
+        "every_parameter: all of them (parameter groups; mindcv's weight_decay_filter disable); "
+        "no_norm_no_bias: not biases and not BatchNorm/LayerNorm gamma/beta. "
+        "all: deprecated old name of mindspore_default (same meaning, which never decayed gamma/beta).",
     )
+    groups: list[ParamGroup] = Field(
+        default_factory=list,
+        description="Parameter groups by name pattern with their own lr / lr_scale and weight_decay; the "
+        "lr_schedule applies to every group.",
+    )
+
+    @property
+    def decay_rule(self) -> str:
+        """decay_filter with the deprecated `all` resolved to the name of what it does."""
+        return "mindspore_default" if self.decay_filter == "all" else self.decay_filter
 
 
 class Momentum(_Optimizer):
