@@ -14,7 +14,7 @@ from ._literals import call, literal
 from .schema import Config, image_shape_of
 from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
-from .schema.network import BuiltinNetwork, MindcvNetwork
+from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
 OPTIMIZER_CLASSES = {"momentum": "Momentum", "sgd": "SGD", "adam": "Adam", "adamw": "AdamWeightDecay"}
@@ -86,6 +86,8 @@ class Network:
     short: str  # the script's docstring
     dense: tuple[DenseLayer, ...] = ()
     factory: ImportedName | None = None
+    dense_init: str | None = None  # network.dense_init: the weight_init expression of the Dense layers
+    conv_init: str | None = None  # network.conv_init (lenet5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +199,15 @@ def build_network(cfg: Config, rel: Relative) -> Network:
             first = DenseLayer("fc1", "in_features", outs[0])
             build = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
         rest = tuple(DenseLayer(f"fc{i + 2}", outs[i], outs[i + 1]) for i in range(len(outs) - 1))
-        return Network(net.name, build, summary, f"the builtin {net.name}", (first, *rest))
+        return Network(
+            net.name,
+            build,
+            summary,
+            f"the builtin {net.name}",
+            (first, *rest),
+            dense_init=_initializer(net.dense_init),
+            conv_init=_initializer(net.conv_init),
+        )
     if isinstance(net, MindcvNetwork):
         build = call(
             "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
@@ -212,6 +222,12 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         f"{factory.attr} from {factory.module}",
         factory=factory,
     )
+
+
+def _initializer(init: Initializer | None) -> str | None:
+    if init is None:
+        return None
+    return call(f"initializer.{init.name}", **init.arguments())
 
 
 def build_datasets(cfg: Config, rel: Relative) -> tuple[Dataset, ...]:

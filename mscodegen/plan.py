@@ -302,6 +302,8 @@ def _imports(
         imports.names("mindspore.dataset", "vision")
     if any(d.label_cast for d in s.datasets):
         imports.names("mindspore.dataset", "transforms")
+    if s.network.dense_init or s.network.conv_init:
+        imports.names("mindspore.common", "initializer")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell:

@@ -16,7 +16,7 @@ SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "get_group_size", "get_rank",
-        "fnmatch", "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
+        "fnmatch", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
         "vision",
     }
 )  # fmt: skip
