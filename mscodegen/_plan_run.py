@@ -8,7 +8,7 @@ from typing import Literal
 from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
-from .schema.optim import PiecewiseLR, WarmupCosineLR
+from .schema.optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .schema.precision import DynamicLossScale, FixedLossScale
 
 DEVICES = ("CPU", "GPU", "Ascend")
@@ -92,6 +92,18 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
         opt += [
             Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
             Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR | PolynomialLR) and schedule.warmup_epochs:
+        opt += [
+            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR):
+        opt.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+    if isinstance(schedule, PolynomialLR):
+        opt += [
+            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
+            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
         ]
     min_lr = getattr(schedule, "min_lr", None)
     if min_lr is not None:

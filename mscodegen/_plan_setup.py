@@ -14,10 +14,17 @@ from ._literals import call, literal
 from .schema import Config, image_shape_of
 from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
+from .schema.optim import ExponentialLR, PolynomialLR
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
-OPTIMIZER_CLASSES = {"momentum": "Momentum", "sgd": "SGD", "adam": "Adam", "adamw": "AdamWeightDecay"}
+OPTIMIZER_CLASSES = {
+    "momentum": "Momentum",
+    "sgd": "SGD",
+    "adam": "Adam",
+    "adamw": "AdamWeightDecay",
+    "rmsprop": "RMSProp",
+}
 METRIC_CLASSES = {
     "accuracy": "nn.Accuracy()",
     "loss": "nn.Loss()",
@@ -120,7 +127,9 @@ class Loss:
 
 @dataclass(frozen=True, slots=True)
 class LRSchedule:
-    kind: Literal["constant", "piecewise", "cosine", "warmup_cosine"]
+    kind: Literal["constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial"]
+    warmup: bool = False  # exponential/polynomial with lr_schedule.warmup_epochs > 0
+    epoch_stair: bool = False  # lr_schedule.epoch_stair
 
     @property
     def is_list(self) -> bool:
@@ -347,7 +356,10 @@ def build_loss(cfg: Config) -> Loss:
 
 
 def build_lr(cfg: Config) -> LRSchedule:
-    return LRSchedule(cfg.lr_schedule.kind)
+    schedule = cfg.lr_schedule
+    if isinstance(schedule, ExponentialLR | PolynomialLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
+    return LRSchedule(schedule.kind)
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
@@ -361,6 +373,9 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
     if opt.name in ("adam", "adamw"):
         args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "rmsprop":
+        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
+        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
     rule = opt.decay_rule
     decay_filter = rule == "no_norm_no_bias" and not opt.groups
     if opt.weight_decay and rule == "mindspore_default" and not opt.groups:

@@ -115,7 +115,17 @@ class AdamWeightDecay(_Optimizer):
     eps: PositiveFloat32 = 1e-6
 
 
-Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay, Field(discriminator="name")]
+class RMSProp(_Optimizer):
+    """nn.RMSProp (runs on CPU)."""
+
+    name: Literal["rmsprop"]
+    decay: Annotated[float, Field(ge=0, lt=1)] = Field(0.9, description="Decay of the moving mean square.")
+    momentum: Annotated[float, Field(ge=0)] = 0.0
+    epsilon: PositiveFloat32 = 1e-10
+    centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
+
+
+Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay | RMSProp, Field(discriminator="name")]
 
 
 class ConstantLR(Section):
@@ -152,4 +162,32 @@ class WarmupCosineLR(Section):
     min_lr: NonNegativeFloat = 0.0
 
 
-LRSchedule = Annotated[ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR, Field(discriminator="kind")]
+class _WarmupThenDecay(Section):
+    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+        0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
+    )
+    warmup_start_lr: NonNegativeFloat = 0.0
+    epoch_stair: bool = Field(
+        False, description="The decay changes once per epoch (mindcv lr_epoch_stair) instead of every step."
+    )
+
+
+class ExponentialLR(_WarmupThenDecay):
+    """optimizer.lr x gamma ** (epochs since the warm-up), counted in fractions of an epoch per step."""
+
+    kind: Literal["exponential"]
+    gamma: Annotated[float, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
+
+
+class PolynomialLR(_WarmupThenDecay):
+    """(optimizer.lr - end_lr) x (1 - t / decay_steps) ** power + end_lr after the warm-up."""
+
+    kind: Literal["polynomial"]
+    end_lr: NonNegativeFloat = 0.0
+    power: PositiveFloat = 1.0
+
+
+LRSchedule = Annotated[
+    ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR | ExponentialLR | PolynomialLR,
+    Field(discriminator="kind"),
+]

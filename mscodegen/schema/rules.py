@@ -19,7 +19,7 @@ from ._base import python_name
 from .data import Dataset, ImportedData
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import PiecewiseLR, WarmupCosineLR
+from .optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .sources import class_count, sample_count
 from .training import DEFAULT_METRICS, ImportedMetric, TopKMetric
 
@@ -108,7 +108,7 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                 "or it never takes effect"
             ),
         )
-    if isinstance(schedule, WarmupCosineLR) and schedule.warmup_epochs >= epochs:
+    if isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR) and schedule.warmup_epochs >= epochs:
         yield (
             ("lr_schedule", "warmup_epochs"),
             (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
