@@ -9,6 +9,7 @@ from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
 from .schema.optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .schema.training import LOWER_IS_BETTER
 from .schema.precision import DynamicLossScale, FixedLossScale
 
 DEVICES = ("CPU", "GPU", "Ascend")
@@ -30,7 +31,8 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class EarlyStopping:
-    maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, else max)
+    maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, *mae, *mse, else max)
+    field: tuple[str, str] | None = None  # monitor `metric.field`: a field of a metric's dict result
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +64,9 @@ def build_early_stopping(cfg: Config) -> EarlyStopping | None:
     early = cfg.callbacks.early_stopping
     if early is None or cfg.data.eval is None:
         return None
-    mode = early.mode or ("min" if early.monitor.endswith("loss") else "max")
-    return EarlyStopping(maximize=mode == "max")
+    mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
+    metric, dot, field = early.monitor.partition(".")
+    return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
 
 
 def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]:

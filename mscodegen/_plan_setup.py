@@ -16,7 +16,7 @@ from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
 from .schema.optim import ExponentialLR, PolynomialLR
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
-from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
+from .schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
     "momentum": "Momentum",
@@ -432,7 +432,7 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     if cfg.data.eval is None:
         return ()
     out = []
-    for i, m in enumerate(cfg.eval.metrics if cfg.eval else DEFAULT_METRICS):
+    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
         if isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
             out.append(Metric(m.key, call(factory.attr, **m.kwargs), factory))
