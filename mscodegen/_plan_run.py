@@ -9,8 +9,8 @@ from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
 from .schema.optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
-from .schema.training import LOWER_IS_BETTER
 from .schema.precision import DynamicLossScale, FixedLossScale
+from .schema.training import LOWER_IS_BETTER
 
 DEVICES = ("CPU", "GPU", "Ascend")
 

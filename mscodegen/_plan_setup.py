@@ -14,8 +14,8 @@ from ._literals import call, literal
 from .schema import Config, image_shape_of
 from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
-from .schema.optim import ExponentialLR, PolynomialLR
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
+from .schema.optim import ExponentialLR, PolynomialLR
 from .schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
@@ -422,7 +422,12 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
         )
     out.append(
         OptimizerGroup(
-            "default", "default group", (), None, "WEIGHT_DECAY", "every other parameter: the schedule, optimizer.weight_decay"
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            "every other parameter: the schedule, optimizer.weight_decay",
         )
     )
     return tuple(out)

@@ -86,7 +86,9 @@ def test_classification_losses_keep_accuracy_and_loss(tmp_path: Path) -> None:
 
 
 def test_eval_section_without_metrics_also_follows_the_loss(tmp_path: Path) -> None:
-    body = _metric_lines(tmp_path, merge(REGRESSION, {"eval": {"every_epochs": 1}}), {"regress.py": REGRESS_PY})
+    body = _metric_lines(
+        tmp_path, merge(REGRESSION, {"eval": {"every_epochs": 1}}), {"regress.py": REGRESS_PY}
+    )
     assert '"mae": nn.MAE()' in body and "Accuracy" not in body
 
 
@@ -116,7 +118,9 @@ def test_monitor_a_field_of_a_dict_metric(tmp_path: Path) -> None:
         TINY,
         {
             "train": {"epochs": 6},
-            "eval": {"metrics": [{"name": "import", "class": "dict_metric:PrecisionRecall", "key": "myprec"}]},
+            "eval": {
+                "metrics": [{"name": "import", "class": "dict_metric:PrecisionRecall", "key": "myprec"}]
+            },
             "callbacks": {"early_stopping": {"monitor": "myprec.precision", "patience": 1, "min_delta": 1.0}},
         },
     )

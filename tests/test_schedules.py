@@ -75,7 +75,9 @@ def test_polynomial_power_2(tmp_path: Path) -> None:
     )
     # 0.06 x (1 - t / 12) ** 2 over the 12 steps of 2 epochs
     expected = [0.06 * ((12 - t) / 12) ** 2 for t in range(12)]
-    assert expected[0] == 0.06 and expected[6] == pytest.approx(0.015) and expected[3] == pytest.approx(0.03375)
+    assert (
+        expected[0] == 0.06 and expected[6] == pytest.approx(0.015) and expected[3] == pytest.approx(0.03375)
+    )
     assert lrs == f32(expected)
 
 
@@ -103,7 +105,15 @@ def test_polynomial_linear_stair_with_warmup_and_end_lr(tmp_path: Path) -> None:
 def test_rmsprop_runs_on_cpu_identically(tmp_path: Path) -> None:
     lrs = _lrs(
         tmp_path,
-        {"optimizer": {"name": "rmsprop", "lr": 0.01, "momentum": 0.9, "centered": True, "weight_decay": 1e-4}},
+        {
+            "optimizer": {
+                "name": "rmsprop",
+                "lr": 0.01,
+                "momentum": 0.9,
+                "centered": True,
+                "weight_decay": 1e-4,
+            }
+        },
     )
     assert lrs == f32([0.01] * 12)
 

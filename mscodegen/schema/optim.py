@@ -49,7 +49,8 @@ class ParamGroup(Section):
         None, description="The group's LR = the lr_schedule's value x lr_scale at every step. Not with lr."
     )
     weight_decay: NonNegativeFloat | None = Field(
-        None, description="The group's weight decay (decay_filter still applies); default optimizer.weight_decay."
+        None,
+        description="The group's weight decay (decay_filter still applies); default optimizer.weight_decay.",
     )
 
     @model_validator(mode="after")

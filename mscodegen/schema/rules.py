@@ -119,7 +119,10 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                 "or it never takes effect"
             ),
         )
-    if isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR) and schedule.warmup_epochs >= epochs:
+    if (
+        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR)
+        and schedule.warmup_epochs >= epochs
+    ):
         yield (
             ("lr_schedule", "warmup_epochs"),
             (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
