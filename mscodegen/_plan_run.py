@@ -8,7 +8,7 @@ from typing import Literal
 from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
-from .schema.optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .schema.optim import ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .schema.precision import DynamicLossScale, FixedLossScale
 from .schema.training import LOWER_IS_BETTER
 
@@ -103,6 +103,12 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
         ]
     if isinstance(schedule, ExponentialLR):
         opt.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+    if isinstance(schedule, OneCycleLR):
+        opt += [
+            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
+            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
+            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
+        ]
     if isinstance(schedule, PolynomialLR):
         opt += [
             Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),

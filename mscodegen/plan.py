@@ -288,7 +288,7 @@ def _imports(
     if s.parallel is not None:
         imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    if s.lr.kind in ("cosine", "warmup_cosine"):
+    if s.lr.kind in ("cosine", "warmup_cosine") or (s.lr.kind == "one_cycle" and s.lr.anneal == "cos"):
         imports.module("math")
     if s.optimizer.groups:
         imports.module("fnmatch")

@@ -122,3 +122,43 @@ def test_warmup_must_end_before_training(tmp_path: Path) -> None:
     path = _write(tmp_path, {"lr_schedule": {"kind": "exponential", "warmup_epochs": 2}})
     with pytest.raises(ConfigError, match="warm-up"):
         load_config(path)
+
+
+def test_one_cycle_linear(tmp_path: Path) -> None:
+    lrs = _lrs(
+        tmp_path,
+        {
+            "optimizer": {"lr": 0.1},
+            "lr_schedule": {
+                "kind": "one_cycle",
+                "pct_start": 0.5,
+                "anneal": "linear",
+                "div_factor": 10.0,
+                "final_div_factor": 10.0,
+            },
+        },
+    )
+    # 12 steps: up from 0.01 to 0.1 over steps 0..5, then down to 0.001 at step 11
+    up = [0.01, 0.028, 0.046, 0.064, 0.082, 0.1]
+    down = [0.0835, 0.067, 0.0505, 0.034, 0.0175, 0.001]
+    assert lrs == f32(up + down)
+
+
+def test_one_cycle_cos(tmp_path: Path) -> None:
+    lrs = _lrs(
+        tmp_path,
+        {
+            "optimizer": {"lr": 0.1},
+            "lr_schedule": {
+                "kind": "one_cycle",
+                "pct_start": 0.5,
+                "div_factor": 10.0,
+                "final_div_factor": 10.0,
+            },
+        },
+    )
+    # cosine halves: the ends as in the linear case; the middle of the way down (step 8) is their mean
+    assert lrs[0] == f32([0.01])[0] and lrs[5] == f32([0.1])[0] and lrs[11] == f32([0.001])[0]
+    assert lrs[8] == f32([0.0505])[0]
+    # up: 0.1 + (0.01 - 0.1) / 2 * (cos(pi * i / 5) + 1)
+    assert lrs[:6] == f32([0.1 - 0.045 * (math.cos(math.pi * i / 5) + 1) for i in range(6)])

@@ -187,6 +187,7 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "warmup_cosine": {"kind": "warmup_cosine", "warmup_epochs": 1},
             "exponential": {"kind": "exponential", "gamma": 0.5},
             "polynomial": {"kind": "polynomial", "power": 2.0, "epoch_stair": True},
+            "one_cycle": {"kind": "one_cycle", "pct_start": 0.25},
         },
     ),
     "loss_scale": (

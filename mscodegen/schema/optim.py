@@ -188,7 +188,22 @@ class PolynomialLR(_WarmupThenDecay):
     power: PositiveFloat = 1.0
 
 
+class OneCycleLR(Section):
+    """mindcv's one_cycle_lr (two phases): from lr / div_factor up to optimizer.lr over pct_start of all
+    steps, then down to lr / div_factor / final_div_factor."""
+
+    kind: Literal["one_cycle"]
+    pct_start: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.3, description="Share of the steps spent rising."
+    )
+    anneal: Literal["cos", "linear"] = Field("cos", description="Shape of both phases.")
+    div_factor: PositiveFloat = Field(25.0, description="The first LR is optimizer.lr / div_factor.")
+    final_div_factor: PositiveFloat = Field(
+        10000.0, description="The last LR is optimizer.lr / div_factor / final_div_factor."
+    )
+
+
 LRSchedule = Annotated[
-    ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR | ExponentialLR | PolynomialLR,
+    ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR | ExponentialLR | PolynomialLR | OneCycleLR,
     Field(discriminator="kind"),
 ]
