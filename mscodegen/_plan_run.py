@@ -8,7 +8,7 @@ from typing import Literal
 from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
-from .schema.optim import ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .schema.precision import DynamicLossScale, FixedLossScale
 from .schema.training import LOWER_IS_BETTER
 
@@ -96,7 +96,7 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
             Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
             Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
         ]
-    if isinstance(schedule, ExponentialLR | PolynomialLR) and schedule.warmup_epochs:
+    if isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs:
         opt += [
             Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
             Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),

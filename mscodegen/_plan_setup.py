@@ -15,7 +15,7 @@ from .schema import Config, image_shape_of
 from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
-from .schema.optim import ExponentialLR, OneCycleLR, PolynomialLR
+from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR
 from .schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
@@ -130,7 +130,7 @@ class LRSchedule:
     kind: Literal[
         "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
     ]
-    warmup: bool = False  # exponential/polynomial with lr_schedule.warmup_epochs > 0
+    warmup: bool = False  # lr_schedule.warmup_epochs > 0 (exponential, polynomial, piecewise, cosine)
     epoch_stair: bool = False  # lr_schedule.epoch_stair
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
 
@@ -362,6 +362,8 @@ def build_lr(cfg: Config) -> LRSchedule:
     schedule = cfg.lr_schedule
     if isinstance(schedule, ExponentialLR | PolynomialLR):
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
+    if isinstance(schedule, PiecewiseLR | CosineLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)
     return LRSchedule(schedule.kind)

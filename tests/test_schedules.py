@@ -162,3 +162,29 @@ def test_one_cycle_cos(tmp_path: Path) -> None:
     assert lrs[8] == f32([0.0505])[0]
     # up: 0.1 + (0.01 - 0.1) / 2 * (cos(pi * i / 5) + 1)
     assert lrs[:6] == f32([0.1 - 0.045 * (math.cos(math.pi * i / 5) + 1) for i in range(6)])
+
+
+def test_warmup_before_piecewise(tmp_path: Path) -> None:
+    lrs = _lrs(
+        tmp_path,
+        {
+            "optimizer": {"lr": 0.06},
+            "lr_schedule": {"kind": "piecewise", "milestones": [2], "gamma": 0.5, "warmup_epochs": 1},
+            "train": {"epochs": 3},
+        },
+    )
+    # 6 warm-up steps 0 -> 0.06, epoch 2 at 0.06, epoch 3 (milestone 2) at 0.03
+    assert lrs == f32([0.0, 0.01, 0.02, 0.03, 0.04, 0.05] + [0.06] * 6 + [0.03] * 6)
+
+
+def test_warmup_before_cosine(tmp_path: Path) -> None:
+    lrs = _lrs(
+        tmp_path,
+        {
+            "optimizer": {"lr": 0.06},
+            "lr_schedule": {"kind": "cosine", "min_lr": 0.0, "warmup_epochs": 1, "warmup_start_lr": 0.03},
+        },
+    )
+    # 6 warm-up steps 0.03 -> 0.06, then a cosine over 6 steps: 0.03 x (1 + cos(pi t / 6))
+    assert lrs[:6] == f32([0.03, 0.035, 0.04, 0.045, 0.05, 0.055])
+    assert lrs[6] == f32([0.06])[0] and lrs[9] == f32([0.03])[0]  # t = 0 and t = 3 (half way)

@@ -133,8 +133,15 @@ class ConstantLR(Section):
     kind: Literal["constant"]
 
 
-class PiecewiseLR(Section):
-    """lr * gamma**i after the i-th milestone epoch."""
+class _OptionalWarmup(Section):
+    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+        0, description="Linear warm-up from warmup_start_lr to optimizer.lr before the schedule (0: none)."
+    )
+    warmup_start_lr: NonNegativeFloat = 0.0
+
+
+class PiecewiseLR(_OptionalWarmup):
+    """lr * gamma**i after the i-th milestone epoch (milestones count from the start, warm-up included)."""
 
     kind: Literal["piecewise"]
     milestones: list[PositiveInt] = Field(min_length=1, description="Epochs (1-based) where the lr drops.")
@@ -147,8 +154,8 @@ class PiecewiseLR(Section):
         return self
 
 
-class CosineLR(Section):
-    """Cosine decay from optimizer.lr to min_lr over all optimizer steps."""
+class CosineLR(_OptionalWarmup):
+    """Cosine decay from optimizer.lr to min_lr over all optimizer steps (after the warm-up, if any)."""
 
     kind: Literal["cosine"]
     min_lr: NonNegativeFloat = 0.0

@@ -19,7 +19,7 @@ from ._base import python_name
 from .data import Dataset, ImportedData
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .sources import class_count, sample_count
 from .training import ImportedMetric, TopKMetric, eval_metrics
 
@@ -120,7 +120,7 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
             ),
         )
     if (
-        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR)
+        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR)
         and schedule.warmup_epochs >= epochs
     ):
         yield (
