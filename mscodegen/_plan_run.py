@@ -8,8 +8,9 @@ from typing import Literal
 from ._literals import literal
 from ._plan_step import Step
 from .schema import Config
-from .schema.optim import PiecewiseLR, WarmupCosineLR
+from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .schema.precision import DynamicLossScale, FixedLossScale
+from .schema.training import LOWER_IS_BETTER
 
 DEVICES = ("CPU", "GPU", "Ascend")
 
@@ -30,7 +31,8 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class EarlyStopping:
-    maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, else max)
+    maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, *mae, *mse, else max)
+    field: tuple[str, str] | None = None  # monitor `metric.field`: a field of a metric's dict result
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +64,9 @@ def build_early_stopping(cfg: Config) -> EarlyStopping | None:
     early = cfg.callbacks.early_stopping
     if early is None or cfg.data.eval is None:
         return None
-    mode = early.mode or ("min" if early.monitor.endswith("loss") else "max")
-    return EarlyStopping(maximize=mode == "max")
+    mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
+    metric, dot, field = early.monitor.partition(".")
+    return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
 
 
 def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]:
@@ -80,7 +83,7 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
             Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
         )
     opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
-    if cfg.optimizer.weight_decay or cfg.optimizer.decay_filter != "all":
+    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
     schedule = cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR):
@@ -92,6 +95,24 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
         opt += [
             Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
             Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs:
+        opt += [
+            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR):
+        opt.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+    if isinstance(schedule, OneCycleLR):
+        opt += [
+            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
+            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
+            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
+        ]
+    if isinstance(schedule, PolynomialLR):
+        opt += [
+            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
+            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
         ]
     min_lr = getattr(schedule, "min_lr", None)
     if min_lr is not None:

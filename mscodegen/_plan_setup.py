@@ -14,10 +14,17 @@ from ._literals import call, literal
 from .schema import Config, image_shape_of
 from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
 from .schema.data import Dataset as DatasetSpec
-from .schema.network import BuiltinNetwork, MindcvNetwork
-from .schema.training import DEFAULT_METRICS, ImportedMetric, TopKMetric
+from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
+from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR
+from .schema.training import ImportedMetric, TopKMetric, eval_metrics
 
-OPTIMIZER_CLASSES = {"momentum": "Momentum", "sgd": "SGD", "adam": "Adam", "adamw": "AdamWeightDecay"}
+OPTIMIZER_CLASSES = {
+    "momentum": "Momentum",
+    "sgd": "SGD",
+    "adam": "Adam",
+    "adamw": "AdamWeightDecay",
+    "rmsprop": "RMSProp",
+}
 METRIC_CLASSES = {
     "accuracy": "nn.Accuracy()",
     "loss": "nn.Loss()",
@@ -86,6 +93,8 @@ class Network:
     short: str  # the script's docstring
     dense: tuple[DenseLayer, ...] = ()
     factory: ImportedName | None = None
+    dense_init: str | None = None  # network.dense_init: the weight_init expression of the Dense layers
+    conv_init: str | None = None  # network.conv_init (lenet5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +127,12 @@ class Loss:
 
 @dataclass(frozen=True, slots=True)
 class LRSchedule:
-    kind: Literal["constant", "piecewise", "cosine", "warmup_cosine"]
+    kind: Literal[
+        "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
+    ]
+    warmup: bool = False  # lr_schedule.warmup_epochs > 0 (exponential, polynomial, piecewise, cosine)
+    epoch_stair: bool = False  # lr_schedule.epoch_stair
+    anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
 
     @property
     def is_list(self) -> bool:
@@ -132,6 +146,30 @@ class Optimizer:
     class_name: str
     decay_filter: bool  # optimizer.decay_filter no_norm_no_bias: parameter groups
     args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
+    decay_rule: str = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
+    decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
+    decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
+    groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizerGroup:
+    """One optimizer.groups entry (or the default group): who is in it, its LR and weight decay."""
+
+    name: str  # its key in the loss log's group_lr: groups[i] or default
+    key: str  # the YAML key it comes from
+    patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
+    lr_scale: str | None  # a float literal multiplying the schedule, None: the schedule itself
+    weight_decay: str  # a float literal or WEIGHT_DECAY
+    comment: str
+
+
+# optimizer.decay_filter -> the condition (on a parameter's `name`) under which it is decayed.
+DECAY_EXPRS = {
+    "every_parameter": "True",
+    "mindspore_default": '"beta" not in name and "gamma" not in name',
+    "no_norm_no_bias": 'name.rsplit(".", 1)[-1] not in ("bias", "gamma", "beta")',
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +211,15 @@ def build_network(cfg: Config, rel: Relative) -> Network:
             first = DenseLayer("fc1", "in_features", outs[0])
             build = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
         rest = tuple(DenseLayer(f"fc{i + 2}", outs[i], outs[i + 1]) for i in range(len(outs) - 1))
-        return Network(net.name, build, summary, f"the builtin {net.name}", (first, *rest))
+        return Network(
+            net.name,
+            build,
+            summary,
+            f"the builtin {net.name}",
+            (first, *rest),
+            dense_init=_initializer(net.dense_init),
+            conv_init=_initializer(net.conv_init),
+        )
     if isinstance(net, MindcvNetwork):
         build = call(
             "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
@@ -189,6 +235,12 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         f"{factory.attr} from {factory.module}",
         factory=factory,
     )
+
+
+def _initializer(init: Initializer | None) -> str | None:
+    if init is None:
+        return None
+    return call(f"initializer.{init.name}", **init.arguments())
 
 
 def build_datasets(cfg: Config, rel: Relative) -> tuple[Dataset, ...]:
@@ -308,7 +360,14 @@ def build_loss(cfg: Config) -> Loss:
 
 
 def build_lr(cfg: Config) -> LRSchedule:
-    return LRSchedule(cfg.lr_schedule.kind)
+    schedule = cfg.lr_schedule
+    if isinstance(schedule, ExponentialLR | PolynomialLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
+    if isinstance(schedule, PiecewiseLR | CosineLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
+    if isinstance(schedule, OneCycleLR):
+        return LRSchedule(schedule.kind, anneal=schedule.anneal)
+    return LRSchedule(schedule.kind)
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
@@ -322,19 +381,71 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
     if opt.name in ("adam", "adamw"):
         args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
-    decay_filter = opt.decay_filter == "no_norm_no_bias"
-    if opt.weight_decay and not decay_filter:
+    if opt.name == "rmsprop":
+        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
+        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    rule = opt.decay_rule
+    decay_filter = rule == "no_norm_no_bias" and not opt.groups
+    if opt.weight_decay and rule == "mindspore_default" and not opt.groups:
         args.append(("weight_decay", "WEIGHT_DECAY"))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", "LOSS_SCALE"))
-    return Optimizer(opt.name, OPTIMIZER_CLASSES[opt.name], decay_filter, tuple(args))
+    note = None
+    if opt.decay_filter == "all":
+        note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
+    return Optimizer(
+        opt.name,
+        OPTIMIZER_CLASSES[opt.name],
+        decay_filter,
+        tuple(args),
+        decay_rule=rule,
+        decay_note=note,
+        decays_expr=DECAY_EXPRS[rule],
+        groups=_optimizer_groups(cfg),
+    )
+
+
+def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
+    opt = cfg.optimizer
+    if not opt.groups:
+        return ()
+    out = []
+    for i, g in enumerate(opt.groups):
+        scale: float | None = g.lr_scale
+        what = f"lr_scale {g.lr_scale}" if g.lr_scale is not None else "the schedule's LR"
+        if g.lr is not None:
+            scale = g.lr / opt.lr
+            what = f"lr {g.lr} (the schedule x lr / optimizer.lr)"
+        wd = "WEIGHT_DECAY" if g.weight_decay is None else literal(g.weight_decay)
+        wd_what = "optimizer.weight_decay" if g.weight_decay is None else f"weight_decay {g.weight_decay}"
+        out.append(
+            OptimizerGroup(
+                name=f"groups[{i}]",
+                key=f"optimizer.groups[{i}]",
+                patterns=tuple(g.params),
+                lr_scale=None if scale is None else literal(scale),
+                weight_decay=wd,
+                comment=f"{', '.join(g.params)}: {what}, {wd_what}",
+            )
+        )
+    out.append(
+        OptimizerGroup(
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            "every other parameter: the schedule, optimizer.weight_decay",
+        )
+    )
+    return tuple(out)
 
 
 def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     if cfg.data.eval is None:
         return ()
     out = []
-    for i, m in enumerate(cfg.eval.metrics if cfg.eval else DEFAULT_METRICS):
+    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
         if isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
             out.append(Metric(m.key, call(factory.attr, **m.kwargs), factory))

@@ -29,7 +29,7 @@ from .msrun import child_env, launch_command, rank_logs, run_launched
 from .plan import SCRIPT_NAMES
 from .schema.rules import cross_section_problems
 
-COMPARED = ("loss", "lr", "loss_scale", "overflow")
+COMPARED = ("loss", "lr", "loss_scale", "overflow", "group_lr")
 SAVE_WEIGHTS = "--save-weights"
 WEIGHTS_NAME = "weights.ckpt"
 Record = dict[str, Any]  # one JSON line of a --loss-log / --eval-log

@@ -295,8 +295,10 @@ def _imports(
     if s.parallel is not None:
         imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    if s.lr.kind in ("cosine", "warmup_cosine"):
+    if s.lr.kind in ("cosine", "warmup_cosine") or (s.lr.kind == "one_cycle" and s.lr.anneal == "cos"):
         imports.module("math")
+    if s.optimizer.groups:
+        imports.module("fnmatch")
     if s.time_monitor:
         imports.module("time")
     if s.metrics or s.data_helpers:
@@ -309,6 +311,8 @@ def _imports(
         imports.names("mindspore.dataset", "transforms")
     if s.pretrained is not None or s.freeze is not None:
         imports.module("fnmatch")
+    if s.network.dense_init or s.network.conv_init:
+        imports.names("mindspore.common", "initializer")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell or s.ema is not None:

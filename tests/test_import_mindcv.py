@@ -325,7 +325,7 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
         "beta2": 0.999,
         "eps": 1e-8,  # mindcv's AdamW default; config.py's eps is not passed to it
         "weight_decay": 0.05,
-        "decay_filter": "all",
+        "decay_filter": "mindspore_default",  # weight_decay_filter auto: MindSpore's own filter
     }
     assert config["lr_schedule"] == {
         "kind": "warmup_cosine",
@@ -432,8 +432,10 @@ def test_omitted_arguments_take_mindcv_defaults(tmp_path: Path, capsys) -> None:
     assert not_converted["hflip"].startswith("0.5, mindcv's default (")
     assert not_converted["color_jitter"].startswith("0.4, mindcv's default (")
     approximated = findings(err, "approximated")
-    # decay_epochs 100 is not the 87 epochs after the warm-up; weight decay on every parameter
-    assert set(approximated) == {"decay_epochs", "weight_decay_filter"}
+    # decay_epochs 100 is not the 87 epochs after the warm-up
+    assert set(approximated) == {"decay_epochs"}
+    # weight_decay_filter disable (mindcv's default): one group, every parameter decayed -- exact
+    assert config["optimizer"]["decay_filter"] == "every_parameter"
     assert approximated["decay_epochs"].startswith("100, mindcv's default (")
     assert "runtime:\n  mode: graph  # mode 0 (mindcv default)\n" in out.read_text()
     load_config(out)

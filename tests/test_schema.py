@@ -174,6 +174,7 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "sgd": {"name": "sgd", "momentum": 0.9, "nesterov": True},
             "adam": {"name": "adam", "beta1": 0.8},
             "adamw": {"name": "adamw", "weight_decay": 0.01},
+            "rmsprop": {"name": "rmsprop", "centered": True},
         },
     ),
     "lr_schedule": (
@@ -184,6 +185,9 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "piecewise": {"kind": "piecewise", "milestones": [1, 2]},
             "cosine": {"kind": "cosine", "min_lr": 0.001},
             "warmup_cosine": {"kind": "warmup_cosine", "warmup_epochs": 1},
+            "exponential": {"kind": "exponential", "gamma": 0.5},
+            "polynomial": {"kind": "polynomial", "power": 2.0, "epoch_stair": True},
+            "one_cycle": {"kind": "one_cycle", "pct_start": 0.25},
         },
     ),
     "loss_scale": (

@@ -65,7 +65,7 @@ def _decay_filter(c: Converter) -> None:
         c.done.add("filter_bias_and_bn")
         c.put(
             "optimizer.decay_filter",
-            "no_norm_no_bias" if legacy else "all",
+            "no_norm_no_bias" if legacy else "mindspore_default",
             "filter_bias_and_bn (mindcv 0.2)",
         )
         c.ignored("weight_decay_filter", "filter_bias_and_bn (mindcv 0.2) is set")
@@ -76,17 +76,15 @@ def _decay_filter(c: Converter) -> None:
         c.mapped("weight_decay_filter")
     elif wd_filter == "auto" or not decays:
         # auto: weight_decay goes to the optimizer, whose default filter skips norm gamma/beta
-        c.put("optimizer.decay_filter", "all", c.source("weight_decay_filter", "decay_filter"))
+        c.put("optimizer.decay_filter", "mindspore_default", c.source("weight_decay_filter", "decay_filter"))
         c.mapped("weight_decay_filter")
     elif wd_filter == "disable":
-        c.put("optimizer.decay_filter", "all", c.source("weight_decay_filter", "decay_filter"))
-        c.approximated(
-            "weight_decay_filter",
-            "mindcv decays every parameter; decay_filter all passes weight_decay to the optimizer, "
-            "whose default filter skips norm-layer gamma and beta",
-        )
+        # mindcv's init_group_params: one parameter group {"params": all, "weight_decay": wd}, so every
+        # parameter is decayed; decay_filter every_parameter writes the same group
+        c.put("optimizer.decay_filter", "every_parameter", c.source("weight_decay_filter", "decay_filter"))
+        c.mapped("weight_decay_filter")
     else:
-        c.put("optimizer.decay_filter", "all")
+        c.put("optimizer.decay_filter", "mindspore_default")
         c.unconverted("weight_decay_filter", "mindcv knows disable, auto and norm_and_bias")
 
 

@@ -16,7 +16,8 @@ SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch", "get_group_size", "get_rank",
-        "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
+        "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time",
+        "transforms",
         "vision",
     }
 )  # fmt: skip
@@ -38,6 +39,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "freeze", "load_pretrained",
         # ema
         "EMA", "EmaUpdate",
+        # optimizer.groups
+        "decays", "param_group", "weight_decay_split",
     }
 )  # fmt: skip
 
@@ -48,7 +51,7 @@ SCRIPT_CONSTANTS = frozenset(
         "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "EARLY_STOP_MIN_DELTA",
         "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
-        "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
+        "LOSS_SCALE_WINDOW", "DIV_FACTOR", "END_LR", "FINAL_DIV_FACTOR", "LR", "MAX_NORM", "PCT_START", "POWER", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "SEED",
         "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
         "EMA_DECAY", "EMA_WARMUP_STEPS", "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
     }

@@ -4,11 +4,60 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .._mindcv_names import mindcv_model_names
 from .._suggest import close_matches
-from ._base import ImportPath, Kwargs, PositiveInt, Section, python_name
+from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, python_name
+
+# mindspore.common.initializer classes and the keyword arguments each takes.
+INITIALIZERS: dict[str, tuple[str, ...]] = {
+    "Normal": ("sigma", "mean"),
+    "TruncatedNormal": ("sigma", "mean", "a", "b"),
+    "Uniform": ("scale",),
+    "XavierUniform": ("gain",),
+    "XavierNormal": ("gain",),
+    "HeUniform": ("negative_slope", "mode", "nonlinearity"),
+    "HeNormal": ("negative_slope", "mode", "nonlinearity"),
+    "Zero": (),
+    "One": (),
+    "Constant": ("value",),
+}
+
+
+class Initializer(Section):
+    """A weight initializer from mindspore.common.initializer, e.g. {name: Normal, sigma: 0.02}."""
+
+    name: Literal[tuple(INITIALIZERS)] = Field(  # type: ignore[valid-type]
+        description="Normal(sigma, mean), TruncatedNormal(sigma, mean, a, b), Uniform(scale), XavierUniform(gain), "
+        "XavierNormal(gain), HeUniform/HeNormal(negative_slope, mode, nonlinearity), Zero, One, Constant(value)."
+    )
+    sigma: PositiveFloat | None = Field(None, description="Normal, TruncatedNormal: standard deviation.")
+    mean: float | None = Field(None, description="Normal, TruncatedNormal: mean.")
+    a: float | None = Field(None, description="TruncatedNormal: lower bound.")
+    b: float | None = Field(None, description="TruncatedNormal: upper bound.")
+    scale: PositiveFloat | None = Field(None, description="Uniform: values in [-scale, scale].")
+    gain: PositiveFloat | None = Field(None, description="XavierUniform, XavierNormal: scaling factor.")
+    negative_slope: float | None = Field(None, description="HeUniform, HeNormal: slope of the leaky ReLU.")
+    mode: Literal["fan_in", "fan_out"] | None = Field(None, description="HeUniform, HeNormal.")
+    nonlinearity: Literal["relu", "leaky_relu"] | None = Field(None, description="HeUniform, HeNormal.")
+    value: float | None = Field(None, description="Constant: the value.")
+
+    @model_validator(mode="after")
+    def _arguments_of_this_initializer(self) -> Initializer:
+        allowed = INITIALIZERS[self.name]
+        given = [k for k in type(self).model_fields if k != "name" and getattr(self, k) is not None]
+        extra = [k for k in given if k not in allowed]
+        if extra:
+            takes = ", ".join(allowed) if allowed else "no arguments"
+            raise ValueError(f"{self.name} does not take {', '.join(extra)} (it takes {takes})")
+        if self.name == "Constant" and self.value is None:
+            raise ValueError("Constant needs value")
+        return self
+
+    def arguments(self) -> dict[str, object]:
+        """The keyword arguments given, in the initializer's own order."""
+        return {k: getattr(self, k) for k in INITIALIZERS[self.name] if getattr(self, k) is not None}
 
 
 def _check_pattern(pattern: str) -> str:
@@ -80,6 +129,18 @@ class BuiltinNetwork(_Adaptable):
     input_shape: Annotated[list[PositiveInt], Field(min_length=3, max_length=3)] | None = Field(
         None, description="[channels, height, width] of one input; inferred from data.train when omitted."
     )
+    dense_init: Initializer | None = Field(
+        None, description="weight_init of every Dense layer; MindSpore's default when omitted."
+    )
+    conv_init: Initializer | None = Field(
+        None, description="weight_init of both Conv2d layers (lenet5 only); MindSpore's default when omitted."
+    )
+
+    @model_validator(mode="after")
+    def _conv_init_needs_convolutions(self) -> BuiltinNetwork:
+        if self.conv_init is not None and self.name != "lenet5":
+            raise ValueError(f"conv_init: {self.name} has no convolutions (only lenet5 has)")
+        return self
 
 
 class MindcvNetwork(_Adaptable):

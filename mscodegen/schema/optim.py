@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ._base import Kwargs, NonNegativeFloat, PositiveFloat32, PositiveInt, Section
+from ._base import Kwargs, NonNegativeFloat, PositiveFloat, PositiveFloat32, PositiveInt, Section
 
 LOSS_CLASSES = (
     "SoftmaxCrossEntropyWithLogits",
@@ -31,12 +31,56 @@ class Loss(Section):
     )
 
 
+DECAY_FILTERS = ("mindspore_default", "every_parameter", "no_norm_no_bias", "all")
+
+
+class ParamGroup(Section):
+    """Parameters whose names match one of `params` (fnmatch patterns, e.g. `backbone.*`), with their own LR
+    and weight decay. A parameter joins the first group that matches; the rest form the default group."""
+
+    params: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="fnmatch patterns matched against full parameter names (case-sensitive)."
+    )
+    lr: PositiveFloat32 | None = Field(
+        None,
+        description="The group's base LR: the lr_schedule, scaled by lr / optimizer.lr. Not with lr_scale.",
+    )
+    lr_scale: PositiveFloat | None = Field(
+        None, description="The group's LR = the lr_schedule's value x lr_scale at every step. Not with lr."
+    )
+    weight_decay: NonNegativeFloat | None = Field(
+        None,
+        description="The group's weight decay (decay_filter still applies); default optimizer.weight_decay.",
+    )
+
+    @model_validator(mode="after")
+    def _one_lr(self) -> ParamGroup:
+        if self.lr is not None and self.lr_scale is not None:
+            raise ValueError("give lr or lr_scale, not both")
+        return self
+
+
 class _Optimizer(Section):
     lr: PositiveFloat32 = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
     weight_decay: NonNegativeFloat = 0.0
-    decay_filter: Literal["all", "no_norm_no_bias"] = Field(
-        "all", description="no_norm_no_bias: no weight decay on biases and BatchNorm/LayerNorm (gamma, beta)."
+    decay_filter: Literal[DECAY_FILTERS] = Field(  # type: ignore[valid-type]
+        "mindspore_default",
+        description="Which parameters weight_decay applies to. mindspore_default: MindSpore's own filter, "
+        "every parameter except those whose name contains 'beta' or 'gamma' (BatchNorm/LayerNorm); "
+        "every_parameter: all of them (parameter groups; mindcv's weight_decay_filter disable); "
+        "no_norm_no_bias: not biases and not BatchNorm/LayerNorm gamma/beta. "
+        "all: deprecated old name of mindspore_default (same meaning, which never decayed gamma/beta).",
     )
+    groups: list[ParamGroup] = Field(
+        default_factory=list,
+        description="Parameter groups by name pattern with their own lr / lr_scale and weight_decay; the "
+        "lr_schedule applies to every group.",
+    )
+
+    @property
+    def decay_rule(self) -> str:
+        """decay_filter with the deprecated `all` resolved to the name of what it does."""
+        return "mindspore_default" if self.decay_filter == "all" else self.decay_filter
 
 
 class Momentum(_Optimizer):
@@ -72,15 +116,32 @@ class AdamWeightDecay(_Optimizer):
     eps: PositiveFloat32 = 1e-6
 
 
-Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay, Field(discriminator="name")]
+class RMSProp(_Optimizer):
+    """nn.RMSProp (runs on CPU)."""
+
+    name: Literal["rmsprop"]
+    decay: Annotated[float, Field(ge=0, lt=1)] = Field(0.9, description="Decay of the moving mean square.")
+    momentum: Annotated[float, Field(ge=0)] = 0.0
+    epsilon: PositiveFloat32 = 1e-10
+    centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
+
+
+Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay | RMSProp, Field(discriminator="name")]
 
 
 class ConstantLR(Section):
     kind: Literal["constant"]
 
 
-class PiecewiseLR(Section):
-    """lr * gamma**i after the i-th milestone epoch."""
+class _OptionalWarmup(Section):
+    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+        0, description="Linear warm-up from warmup_start_lr to optimizer.lr before the schedule (0: none)."
+    )
+    warmup_start_lr: NonNegativeFloat = 0.0
+
+
+class PiecewiseLR(_OptionalWarmup):
+    """lr * gamma**i after the i-th milestone epoch (milestones count from the start, warm-up included)."""
 
     kind: Literal["piecewise"]
     milestones: list[PositiveInt] = Field(min_length=1, description="Epochs (1-based) where the lr drops.")
@@ -93,8 +154,8 @@ class PiecewiseLR(Section):
         return self
 
 
-class CosineLR(Section):
-    """Cosine decay from optimizer.lr to min_lr over all optimizer steps."""
+class CosineLR(_OptionalWarmup):
+    """Cosine decay from optimizer.lr to min_lr over all optimizer steps (after the warm-up, if any)."""
 
     kind: Literal["cosine"]
     min_lr: NonNegativeFloat = 0.0
@@ -109,4 +170,47 @@ class WarmupCosineLR(Section):
     min_lr: NonNegativeFloat = 0.0
 
 
-LRSchedule = Annotated[ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR, Field(discriminator="kind")]
+class _WarmupThenDecay(Section):
+    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+        0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
+    )
+    warmup_start_lr: NonNegativeFloat = 0.0
+    epoch_stair: bool = Field(
+        False, description="The decay changes once per epoch (mindcv lr_epoch_stair) instead of every step."
+    )
+
+
+class ExponentialLR(_WarmupThenDecay):
+    """optimizer.lr x gamma ** (epochs since the warm-up), counted in fractions of an epoch per step."""
+
+    kind: Literal["exponential"]
+    gamma: Annotated[float, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
+
+
+class PolynomialLR(_WarmupThenDecay):
+    """(optimizer.lr - end_lr) x (1 - t / decay_steps) ** power + end_lr after the warm-up."""
+
+    kind: Literal["polynomial"]
+    end_lr: NonNegativeFloat = 0.0
+    power: PositiveFloat = 1.0
+
+
+class OneCycleLR(Section):
+    """mindcv's one_cycle_lr (two phases): from lr / div_factor up to optimizer.lr over pct_start of all
+    steps, then down to lr / div_factor / final_div_factor."""
+
+    kind: Literal["one_cycle"]
+    pct_start: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.3, description="Share of the steps spent rising."
+    )
+    anneal: Literal["cos", "linear"] = Field("cos", description="Shape of both phases.")
+    div_factor: PositiveFloat = Field(25.0, description="The first LR is optimizer.lr / div_factor.")
+    final_div_factor: PositiveFloat = Field(
+        10000.0, description="The last LR is optimizer.lr / div_factor / final_div_factor."
+    )
+
+
+LRSchedule = Annotated[
+    ConstantLR | PiecewiseLR | CosineLR | WarmupCosineLR | ExponentialLR | PolynomialLR | OneCycleLR,
+    Field(discriminator="kind"),
+]

@@ -19,9 +19,9 @@ from ._base import python_name
 from .data import Dataset, ImportedData
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import PiecewiseLR, WarmupCosineLR
+from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .sources import class_count, sample_count
-from .training import DEFAULT_METRICS, ImportedMetric, TopKMetric
+from .training import ImportedMetric, TopKMetric, eval_metrics
 
 Path_ = tuple[str | int, ...]
 Problem = tuple[Path_, str]
@@ -64,7 +64,7 @@ def cross_section_problems(
     ]
 
 
-@_rule("callbacks", "data", "eval")
+@_rule("callbacks", "data", "eval", "loss")
 def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     early = cfg.callbacks.early_stopping
     if early is None:
@@ -73,7 +73,18 @@ def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Prob
         yield ("callbacks", "early_stopping"), "early stopping watches an evaluation metric: add data.eval"
         return
     keys = metric_keys(cfg)
-    if early.monitor not in keys:
+    metric, dot, _ = early.monitor.partition(".")
+    if dot and early.monitor not in keys:
+        imported = [m.key for m in eval_metrics(cfg.eval, cfg.loss.name) if isinstance(m, ImportedMetric)]
+        if metric not in imported:
+            yield (
+                ("callbacks", "early_stopping", "monitor"),
+                (
+                    f"{early.monitor!r}: only an imported metric can return a dict whose field is watched; "
+                    f"{metric!r} is not one (imported metrics: {', '.join(imported) or 'none'})"
+                ),
+            )
+    elif early.monitor not in keys:
         yield (
             ("callbacks", "early_stopping", "monitor"),
             (f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
@@ -98,7 +109,7 @@ def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
 
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
-    return [metric.key for metric in (cfg.eval.metrics if cfg.eval else DEFAULT_METRICS)]
+    return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name)]
 
 
 @_rule("eval", "data")
@@ -124,7 +135,10 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                 "or it never takes effect"
             ),
         )
-    if isinstance(schedule, WarmupCosineLR) and schedule.warmup_epochs >= epochs:
+    if (
+        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR)
+        and schedule.warmup_epochs >= epochs
+    ):
         yield (
             ("lr_schedule", "warmup_epochs"),
             (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),

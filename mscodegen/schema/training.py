@@ -72,6 +72,30 @@ class ImportedMetric(Section):
 
 Metric = Annotated[BuiltinMetric | TopKMetric | ImportedMetric, Field(discriminator="name")]
 DEFAULT_METRICS = (BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss"))
+# Losses that compare real values: accuracy means nothing for them (nn.Accuracy fails at the first
+# evaluation), so they default to mean absolute / squared error and the loss.
+REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
+REGRESSION_METRICS = (BuiltinMetric(name="mae"), BuiltinMetric(name="mse"), BuiltinMetric(name="loss"))
+# BCEWithLogitsLoss takes float (multi-)label targets, which nn.Accuracy's default mode does not: the loss only.
+BINARY_METRICS = (BuiltinMetric(name="loss"),)
+# Metrics that are better when lower (early stopping's default mode).
+LOWER_IS_BETTER = ("loss", "mae", "mse")
+
+
+def default_metrics(loss_name: str) -> tuple[Metric, ...]:
+    """eval.metrics when the config lists none: they follow the loss."""
+    if loss_name in REGRESSION_LOSSES:
+        return REGRESSION_METRICS
+    if loss_name == "BCEWithLogitsLoss":
+        return BINARY_METRICS
+    return DEFAULT_METRICS
+
+
+def eval_metrics(section: Eval | None, loss_name: str) -> tuple[Metric, ...]:
+    """The metrics evaluated: eval.metrics as written, else the loss's defaults."""
+    if section is not None and "metrics" in section.model_fields_set:
+        return tuple(section.metrics)
+    return default_metrics(loss_name)
 
 
 class Eval(Section):
@@ -81,6 +105,8 @@ class Eval(Section):
     metrics: list[Metric] = Field(
         default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
+        description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
+        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss.",
     )
 
 
@@ -104,10 +130,12 @@ class EarlyStoppingCb(Section):
     """Stop when an evaluation metric has not improved for `patience` evaluations in a row."""
 
     monitor: str = Field(
-        "loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
+        "loss",
+        description="An eval.metrics key: accuracy, loss, top_5, mae, an imported metric's key; "
+        "`key.field` watches one field of an imported metric that returns a dict (myprec.precision).",
     )
     mode: Literal["min", "max"] | None = Field(
-        None, description="Default: min for names ending in loss, else max."
+        None, description="Default: min for names ending in loss, mae or mse, else max."
     )
     patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
     min_delta: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
