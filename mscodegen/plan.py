@@ -296,10 +296,12 @@ def _imports(
         imports.module("numpy", "np")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
-    if any(d.image_ops for d in s.datasets):
+    if any(d.image_ops or "vision" in d.modules for d in s.datasets):
         imports.names("mindspore.dataset", "vision")
-    if any(d.label_cast for d in s.datasets):
+    if any(d.label_cast or "transforms" in d.modules for d in s.datasets):
         imports.names("mindspore.dataset", "transforms")
+    if any("text" in d.modules for d in s.datasets):
+        imports.names("mindspore.dataset", "text")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell:

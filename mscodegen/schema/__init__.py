@@ -6,10 +6,11 @@ together live in `rules.py`, which reports each with the key it is about.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from .. import _pipeline
 from ._base import Section
 from .data import Data, Dataset, ImportedData
 from .network import Network
@@ -22,8 +23,13 @@ from .training import Callbacks, Eval, Train
 __all__ = ["Config", "image_shape_of"]
 
 
-def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
-    """[C, H, W] of one image after the dataset's transforms, when the config tells it."""
+def image_shape_of(
+    dataset: Dataset, pipelines: dict[str, list[dict[str, Any]]] | None = None
+) -> tuple[int, int, int] | None:
+    """[C, H, W] of one image after the dataset's transforms, when the config tells it.
+
+    `pipelines`: the per-column pipelines the dataset runs (`data.pipelines_of`), when not its own.
+    """
     if isinstance(dataset, ImportedData):
         return tuple(dataset.image_shape) if dataset.image_shape else None  # type: ignore[return-value]
     if dataset.kind == "synthetic":
@@ -31,6 +37,16 @@ def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
     native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[
         dataset.kind
     ]
+    channels = 1 if dataset.kind in ("digits", "mnist") else 3
+    if pipelines is None and isinstance(dataset.transforms, dict):
+        pipelines = dataset.transforms
+    if pipelines is not None:
+        out = _pipeline.output_size(pipelines.get("image", []))
+        if out is False:
+            return native
+        if out is None or out is True:
+            return None
+        return (channels, out[0], out[1])
     size = dataset.transforms.resize
     if size is not None:
         return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])

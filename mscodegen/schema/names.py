@@ -16,7 +16,7 @@ SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "get_group_size", "get_rank",
-        "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time", "transforms",
+        "init", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "text", "time", "transforms",
         "vision",
     }
 )  # fmt: skip
@@ -53,7 +53,7 @@ SCRIPT_CONSTANTS = frozenset(
 # build_metrics, build_gradient_processor): the import would make them the user's object there.
 HOST_LOCALS = frozenset(
     {
-        "network", "dataset", "path", "image_ops", "images", "labels", "num_shards", "shard_id",
+        "network", "dataset", "path", "image_ops", "label_ops", "images", "labels", "num_shards", "shard_id",
         "cell", "process_gradients", "grads", "weights", "_", "__file__",
     }
 )  # fmt: skip

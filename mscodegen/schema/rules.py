@@ -14,9 +14,10 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import _pipeline
 from . import Config, image_shape_of
 from ._base import python_name
-from .data import Dataset, ImportedData
+from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import PiecewiseLR, WarmupCosineLR
@@ -120,7 +121,13 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     net = cfg.network
     if not isinstance(net, BuiltinNetwork):
         return
-    transforms = getattr(cfg.data.train, "transforms", None)
+    transforms = fixed_transforms(cfg.data.train)
+    pipelines = pipelines_of(cfg.data, "train")
+    if pipelines is not None and "HWC2CHW" not in _pipeline.names(pipelines.get("image", [])):
+        yield (
+            ("data", "train", "transforms", "image"),
+            "builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
+        )
     if transforms is not None and not transforms.hwc_to_chw:
         yield (
             ("data", "train", "transforms", "hwc_to_chw"),
@@ -350,6 +357,29 @@ def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem
             )
 
 
+@_rule("data")
+def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.eval must normalize its images when data.train does (else it evaluates on other inputs)."""
+    spec = cfg.data.eval
+    if spec is None or not hasattr(spec, "transforms"):
+        return
+    if _normalizes(cfg, "train") and not _normalizes(cfg, "eval"):
+        key: Path_ = ("data", "eval", "transforms") if "transforms" in spec.model_fields_set else ("data", "eval")
+        yield (
+            key,
+            "data.train normalizes its images but data.eval does not: the network would be evaluated on "
+            "inputs it was not trained on (add the same normalization to data.eval.transforms)",
+        )
+
+
+def _normalizes(cfg: Config, split: str) -> bool:
+    pipelines = pipelines_of(cfg.data, split)
+    if pipelines is not None:
+        return any(n in ("Normalize", "NormalizePad") for n in _pipeline.names(pipelines.get("image", [])))
+    transforms = fixed_transforms(cfg.data.train if split == "train" else cfg.data.eval)
+    return transforms is not None and transforms.normalize is not None
+
+
 @_rule("network", "data")
 def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     """data.eval's images against what the builtin network takes."""
@@ -360,7 +390,7 @@ def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]
     where = "data.train"
     if net.input_shape:
         reference, where = tuple(net.input_shape), "network.input_shape"
-    eval_shape = image_shape_of(eval_spec)
+    eval_shape = image_shape_of(eval_spec, pipelines_of(cfg.data, "eval"))
     if reference and eval_shape and eval_shape != reference:
         yield (
             _shape_key("eval", eval_spec),
@@ -369,14 +399,18 @@ def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]
 
 
 def _after(spec: object) -> str:
-    transforms = getattr(spec, "transforms", None)
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return "after its transforms"
+    transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
         return "after transforms.resize"
     return f"({getattr(spec, 'kind', '')})"
 
 
 def _shape_key(split: str, spec: object) -> Path_:
-    transforms = getattr(spec, "transforms", None)
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return ("data", split, "transforms", "image")
+    transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
         return ("data", split, "transforms", "resize")
     if getattr(spec, "image_shape", None):
