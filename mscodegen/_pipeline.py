@@ -17,7 +17,7 @@ other random op (a name starting with `Random`, and those in `RANDOM_OPS`) is dr
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._dataset_ops import check_pipeline, load_table
@@ -126,7 +126,7 @@ def _value(param: dict[str, Any], value: Any) -> str:
     return literal(value)
 
 
-def modules(entries: list[Entry]) -> set[str]:
+def modules(entries: Sequence[Entry]) -> set[str]:
     """The script-level modules (`vision`, `transforms`, `text`, `ms`) the rendered entries use."""
     used: set[str] = set()
     for entry in entries:
@@ -152,7 +152,7 @@ def is_random(name: str) -> bool:
     return name.startswith("Random") or name in RANDOM_OPS
 
 
-def eval_entries(entries: list[Entry]) -> list[dict[str, Any]]:
+def eval_entries(entries: Sequence[Entry]) -> list[dict[str, Any]]:
     """The deterministic part of a train pipeline (see the module docstring)."""
     out: list[dict[str, Any]] = []
     for entry in entries:
@@ -165,11 +165,11 @@ def eval_entries(entries: list[Entry]) -> list[dict[str, Any]]:
     return out
 
 
-def names(entries: list[Entry]) -> list[str]:
+def names(entries: Sequence[Entry]) -> list[str]:
     return [split_entry(e)[0] for e in entries]
 
 
-def output_size(entries: list[Entry]) -> tuple[int, int] | None | bool:
+def output_size(entries: Sequence[Entry]) -> tuple[int, int] | None | bool:
     """(height, width) the last sizing op gives, when its `size` is a literal int or [h, w];
     None when unknown; False when no op changes the size."""
     size: tuple[int, int] | None | bool = False
@@ -186,6 +186,6 @@ def output_size(entries: list[Entry]) -> tuple[int, int] | None | bool:
     return size
 
 
-def python_only(entries: list[Entry]) -> list[str]:
+def python_only(entries: Sequence[Entry]) -> list[str]:
     """Ops that run in Python only (reproducible with one worker only)."""
     return [n for n in names(entries) if _op(n)["impl"] == "python"]

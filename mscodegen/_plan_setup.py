@@ -227,7 +227,11 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
     """Add the per-column pipelines and the buffered shuffle to a dataset plan."""
     spec = cfg.data.train if split == "train" else cfg.data.eval
     pipelines = pipelines_of(cfg.data, split)
-    buffer = spec.shuffle.buffer_size if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer) else None
+    buffer = (
+        spec.shuffle.buffer_size
+        if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
+        else None
+    )
     if pipelines is None and buffer is None:
         return plan
     columns: list[ColumnOps] = []
@@ -239,7 +243,9 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
         comment = f"data.{split}.transforms.{column}"
         if derived:
             comment = f"data.train.transforms.{column} without its random ops"
-        columns.append(ColumnOps(column, f"{column}_ops", tuple(_pipeline.render(e) for e in entries), comment))
+        columns.append(
+            ColumnOps(column, f"{column}_ops", tuple(_pipeline.render(e) for e in entries), comment)
+        )
         used |= _pipeline.modules(entries)
     changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
     if pipelines is not None:

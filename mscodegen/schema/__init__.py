@@ -6,6 +6,7 @@ together live in `rules.py`, which reports each with the key it is about.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -24,7 +25,7 @@ __all__ = ["Config", "image_shape_of"]
 
 
 def image_shape_of(
-    dataset: Dataset, pipelines: dict[str, list[dict[str, Any]]] | None = None
+    dataset: Dataset, pipelines: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
 ) -> tuple[int, int, int] | None:
     """[C, H, W] of one image after the dataset's transforms, when the config tells it.
 
@@ -38,15 +39,19 @@ def image_shape_of(
         dataset.kind
     ]
     channels = 1 if dataset.kind in ("digits", "mnist") else 3
-    if pipelines is None and isinstance(dataset.transforms, dict):
-        pipelines = dataset.transforms
+    image: Sequence[Mapping[str, Any]] | None = None
     if pipelines is not None:
-        out = _pipeline.output_size(pipelines.get("image", []))
+        image = pipelines.get("image", [])
+    elif isinstance(dataset.transforms, dict):
+        image = dataset.transforms.get("image", [])
+    if image is not None:
+        out = _pipeline.output_size(image)
         if out is False:
             return native
         if out is None or out is True:
             return None
         return (channels, out[0], out[1])
+    assert not isinstance(dataset.transforms, dict)
     size = dataset.transforms.resize
     if size is not None:
         return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
 
 from .. import _pipeline
 from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, Seed, _check_literal_value
@@ -46,15 +46,19 @@ def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 PipelineEntry = Annotated[
     dict[str, Any],
+    BeforeValidator(lambda v: {v: {}} if isinstance(v, str) else v),  # `- HWC2CHW`: no arguments
     AfterValidator(_check_entry),
-    Field(description="One MindSpore dataset op as `{OpName: {keyword: value}}`."),
+    Field(
+        description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
+    ),
 ]
 Column = Literal["image", "label"]
 ColumnPipelines = dict[Column, list[PipelineEntry]]
 
 
 def _transforms_form(value: object) -> str:
-    if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
+    """The pipeline form is a mapping of columns; any key of the fixed form (resize, ...) means that form."""
+    if isinstance(value, dict) and value and not set(value) & set(Transforms.model_fields):
         return "pipelines"
     return "fixed"
 
@@ -206,7 +210,7 @@ def pipelines_of(data: Data, split: str) -> dict[str, list[dict[str, Any]]] | No
     spec = data.train if split == "train" else data.eval
     transforms = getattr(spec, "transforms", None)
     train = getattr(data.train, "transforms", None)
-    if split == "eval" and spec is not None and "transforms" not in spec.model_fields_set:
+    if split == "eval" and spec is not None and "transforms" not in spec.model_fields_set:  # noqa: SIM102
         if isinstance(train, dict) and hasattr(spec, "transforms"):
             return {column: _pipeline.eval_entries(entries) for column, entries in train.items()}
     return dict(transforms) if isinstance(transforms, dict) else None

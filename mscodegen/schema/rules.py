@@ -364,7 +364,9 @@ def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Prob
     if spec is None or not hasattr(spec, "transforms"):
         return
     if _normalizes(cfg, "train") and not _normalizes(cfg, "eval"):
-        key: Path_ = ("data", "eval", "transforms") if "transforms" in spec.model_fields_set else ("data", "eval")
+        key: Path_ = (
+            ("data", "eval", "transforms") if "transforms" in spec.model_fields_set else ("data", "eval")
+        )
         yield (
             key,
             "data.train normalizes its images but data.eval does not: the network would be evaluated on "
