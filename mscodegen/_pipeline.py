@@ -189,3 +189,39 @@ def output_size(entries: Sequence[Entry]) -> tuple[int, int] | None | bool:
 def python_only(entries: Sequence[Entry]) -> list[str]:
     """Ops that run in Python only (reproducible with one worker only)."""
     return [n for n in names(entries) if _op(n)["impl"] == "python"]
+
+
+# ---- batch-level ops (data.train.batch_transforms) -----------------------------------------------------
+
+MINDCV_MIXUP = "mindcv.Mixup"
+# Ops that need one-hot labels before batch() (transforms.OneHot), per the op table's docstring.
+NEEDS_ONE_HOT = ("MixUpBatch", "CutMixBatch")
+
+
+def batch_entry_problems(entry: object) -> list[str]:
+    """Every problem with one data.train.batch_transforms entry."""
+    problems = [msg for _, msg in check_pipeline([entry])]
+    if problems:
+        return problems
+    assert isinstance(entry, Mapping)
+    name, kwargs = split_entry(entry)
+    op = _op(name)
+    if op["input"] != "batch":
+        return [f"{name} works on one sample: put it in data.train.transforms"]
+    if name == "MixUp":
+        return ["vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"]
+    params = {p["name"]: p for p in op["params"]}
+    for key, value in kwargs.items():
+        problems += _value_problems(name, params[key], value, "batch")
+    return problems
+
+
+def render_batch(entry: Entry) -> str:
+    name, kwargs = split_entry(entry)
+    if name == MINDCV_MIXUP:
+        return f"Mixup({', '.join(f'{k}={literal(v)}' for k, v in kwargs.items())})"
+    return render(entry)
+
+
+def batch_modules(entries: Sequence[Entry]) -> set[str]:
+    return {"mindcv" if split_entry(e)[0] == MINDCV_MIXUP else "vision" for e in entries}

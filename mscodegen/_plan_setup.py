@@ -12,7 +12,7 @@ from typing import Literal
 
 from . import _pipeline
 from ._literals import call, literal
-from .schema import Config, image_shape_of
+from .schema import Config, image_shape_of, soft_label_classes
 from .schema.data import (
     Cifar10Data,
     ImageFolderData,
@@ -121,7 +121,10 @@ class Dataset:
     drop_remainder: bool
     column_ops: tuple[ColumnOps, ...] = ()  # data.*.transforms in the per-column pipeline form
     shuffle_buffer: int | None = None  # data.*.shuffle.buffer_size: dataset.shuffle() after the maps
-    modules: tuple[str, ...] = ()  # what the pipelines' calls use: vision, transforms, text, ms
+    modules: tuple[str, ...] = ()  # what the pipelines' calls use: vision, transforms, text, ms, mindcv
+    one_hot: tuple[str, ...] = ()  # label ops before batch() when labels are soft (batch_transforms)
+    one_hot_comment: str = ""
+    batch_ops: tuple[str, ...] = ()  # data.train.batch_transforms: maps on [image, label] after batch()
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +235,8 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
         if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
         else None
     )
-    if pipelines is None and buffer is None:
+    classes = soft_label_classes(cfg)
+    if pipelines is None and buffer is None and classes is None:
         return plan
     columns: list[ColumnOps] = []
     used: set[str] = set()
@@ -250,6 +254,13 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
     changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
     if pipelines is not None:
         changes["image_ops"] = ()  # the pipeline form adds nothing implicitly
+    if classes is not None:
+        one_hot, batch_ops = _soft_labels(cfg, split, classes)
+        changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
+        used |= {"transforms", "ms"} if one_hot else set()
+        if split == "train":
+            used |= _pipeline.batch_modules(cfg.data.train.batch_transforms)
+        changes["modules"] = tuple(sorted(used))
     if buffer is not None:
         changes.update(shuffle_buffer=buffer, shuffle_after=False)
         changes["summary"] = plan.summary.replace(
@@ -262,6 +273,22 @@ def data_helpers(cfg: Config) -> tuple[str, ...]:
     """The numpy loaders the scripts define once: load_digits_split, make_synthetic."""
     kinds = {spec.kind for spec in (cfg.data.train, cfg.data.eval) if spec is not None}
     return tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
+
+
+_ONE_HOT_COMMENTS = {
+    "train": "MixUpBatch/CutMixBatch take one-hot labels (data.train.batch_transforms)",
+    "eval": "data.train.batch_transforms trains on soft labels: the loss takes one-hot labels here too",
+}
+
+
+def _soft_labels(cfg: Config, split: str, classes: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(label ops before batch, batch ops after it) when data.train.batch_transforms mixes batches."""
+    entries = cfg.data.train.batch_transforms
+    if split == "eval":
+        return (call("transforms.OneHot", num_classes=classes), "transforms.TypeCast(ms.float32)"), ()
+    needs = any(n in _pipeline.NEEDS_ONE_HOT for n in _pipeline.names(entries))
+    one_hot = (call("transforms.OneHot", num_classes=classes),) if needs else ()
+    return one_hot, tuple(_pipeline.render_batch(e) for e in entries)
 
 
 def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
@@ -363,7 +390,8 @@ def build_loss(cfg: Config) -> Loss:
     if cfg.loss.kwargs is not None:
         kwargs = dict(cfg.loss.kwargs)
     elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
-        kwargs = {"sparse": True, "reduction": "mean"}
+        # data.train.batch_transforms: soft (one-hot) labels
+        kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
     return Loss(cfg.loss.name, call(f"nn.{cfg.loss.name}", **kwargs))
 
 

@@ -302,6 +302,8 @@ def _imports(
         imports.names("mindspore.dataset", "transforms")
     if any("text" in d.modules for d in s.datasets):
         imports.names("mindspore.dataset", "text")
+    if any("mindcv" in d.modules for d in s.datasets):
+        imports.names("mindcv.data.mixup", "Mixup")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell:

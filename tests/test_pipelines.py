@@ -216,3 +216,109 @@ def test_random_augmentation_trains_identically(tmp_path):
     assert step_differences(model.steps, native.steps) == []
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
     assert all(np.isfinite(r["loss"]) for r in model.steps)
+
+
+BATCH = """\
+network: {kind: builtin, name: mlp, num_classes: 10, hidden: [8]}
+optimizer: {name: momentum}
+loss: %s
+data:
+  train:
+    kind: digits
+    batch_size: %d
+    num_workers: %d
+    batch_transforms:
+      - %s
+  eval:
+    kind: digits
+    split: test
+"""
+MIXUP = "mindcv.Mixup: {label_smoothing: 0.1, num_classes: %d}"
+
+
+@pytest.mark.parametrize(
+    ("loss", "batch", "workers", "entry", "expected", "words"),
+    [
+        ("{name: NLLLoss}", 8, 1, MIXUP % 10, ("loss.name", 3), "soft"),
+        ("{kwargs: {sparse: true}}", 8, 1, MIXUP % 10, ("loss.kwargs.sparse", 3), "sparse must be false"),
+        (
+            "{}",
+            8,
+            1,
+            MIXUP % 4,
+            ("data.train.batch_transforms[0].mindcv.Mixup.num_classes", 10),
+            "10 classes",
+        ),
+        ("{}", 7, 1, MIXUP % 10, ("data.train.batch_size", 7), "even"),
+        ("{}", 8, 2, MIXUP % 10, ("data.train", 6), "num_workers: 1"),
+        (
+            "{}",
+            8,
+            1,
+            "MixUp: {batch_size: 8, alpha: 1.0}",
+            ("data.train.batch_transforms[0]", 10),
+            "mislabels",
+        ),
+        ("{}", 8, 1, "RandomHorizontalFlip: {}", ("data.train.batch_transforms[0]", 10), "one sample"),
+        ("{}", 8, 1, "MixUpBach: {}", ("data.train.batch_transforms[0]", 10), "did you mean MixUpBatch"),
+    ],
+    ids=["loss", "sparse", "classes", "odd-batch", "workers", "vision-MixUp", "sample-op", "typo"],
+)
+def test_batch_transform_problems_are_located(tmp_path, loss, batch, workers, entry, expected, words):
+    found = problems(tmp_path, BATCH % (loss, batch, workers, entry))
+    assert [(p, line) for p, line, _c, _m in found] == [expected]
+    assert words in found[0][3]
+
+
+def test_batch_transforms_only_on_train(tmp_path):
+    text = (BATCH % ("{}", 8, 1, MIXUP % 10)) + "    batch_transforms: [{MixUpBatch: {alpha: 1.0}}]\n"
+    assert [(p, line) for p, line, _c, _m in problems(tmp_path, text)] == [("data.eval.batch_transforms", 14)]
+
+
+MIXUP_BATCH = """\
+runtime: {seed: 2}
+network: {kind: builtin, name: lenet5, num_classes: 10}
+optimizer: {name: momentum, lr: 0.05}
+train: {epochs: 2}
+data:
+  train:
+    kind: image_folder
+    path: %s
+    batch_size: 16
+    transforms:
+      image: [{RandomResizedCrop: {size: 16}}, {Rescale: {rescale: 0.0039, shift: 0.0}}, HWC2CHW]
+    batch_transforms:
+      - MixUpBatch: {alpha: 0.4}
+      - CutMixBatch: {image_batch_format: NCHW, alpha: 1.0, prob: 0.5}
+  eval:
+    kind: image_folder
+    path: %s
+    batch_size: 16
+    drop_remainder: false
+""" % (((REPO / "examples" / "data" / "digits_png").as_posix(),) * 2)
+
+
+def _mixup_batch_config(tmp_path: Path) -> Path:
+    path = tmp_path / "mixup_batch.yaml"
+    path.write_text(MIXUP_BATCH, encoding="utf-8")
+    return path
+
+
+def test_mixup_batch_one_hot_labels_before_batch(tmp_path):
+    scripts = generate_both(_mixup_batch_config(tmp_path), tmp_path / "scripts")
+    text = scripts["native"].read_text()
+    train = text[text.index("def build_train_dataset") : text.index("def build_eval_dataset")]
+    evaluate = text[text.index("def build_eval_dataset") : text.index("def build_loss")]
+    assert train.index("transforms.OneHot(num_classes=10)") < train.index("dataset.batch(16")
+    assert train.index("dataset.batch(16") < train.index("vision.MixUpBatch(alpha=0.4)")
+    assert "vision.CutMixBatch(image_batch_format=vision.ImageBatchFormat.NCHW, alpha=1.0, prob=0.5)" in train
+    assert "transforms.OneHot(num_classes=10), transforms.TypeCast(ms.float32)" in evaluate
+    assert "nn.SoftmaxCrossEntropyWithLogits(sparse=False" in text
+
+
+@pytest.mark.slow
+def test_mixup_batch_and_cutmix_batch_train_identically(tmp_path):
+    model, native = run_both(_mixup_batch_config(tmp_path), tmp_path / "run")
+    assert len(model.steps) == 10
+    assert step_differences(model.steps, native.steps) == []
+    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]

@@ -21,7 +21,7 @@ from .precision import Amp, Grad, LossScale, NoLossScale
 from .runtime import Runtime
 from .training import Callbacks, Eval, Train
 
-__all__ = ["Config", "image_shape_of"]
+__all__ = ["Config", "image_shape_of", "soft_label_classes"]
 
 
 def image_shape_of(
@@ -79,3 +79,19 @@ class Config(Section):
     loss_scale: LossScale = Field(default_factory=lambda: NoLossScale(kind="none"))
     grad: Grad = Field(default_factory=Grad)
     parallel: Parallel = Field(default_factory=Parallel)
+
+
+def soft_label_classes(cfg: Config) -> int | None:
+    """The number of classes one-hot labels have when data.train.batch_transforms mixes batches:
+    the network's num_classes, else mindcv.Mixup's `num_classes` (None: unknown, or no batch ops)."""
+    ops = cfg.data.train.batch_transforms
+    if not ops:
+        return None
+    classes = getattr(cfg.network, "num_classes", None)
+    if isinstance(classes, int):
+        return classes
+    for entry in ops:
+        name, kwargs = _pipeline.split_entry(entry)
+        if name == _pipeline.MINDCV_MIXUP and isinstance(kwargs.get("num_classes"), int):
+            return int(kwargs["num_classes"])
+    return None

@@ -77,6 +77,23 @@ TransformsField = Annotated[
 ]
 
 
+def _check_batch_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    _check_literal_value(entry)
+    problems = _pipeline.batch_entry_problems(entry)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return entry
+
+
+BatchEntry = Annotated[
+    dict[str, Any],
+    AfterValidator(_check_batch_entry),
+    Field(
+        description="One batch-level op: `{MixUpBatch: {...}}`, `{CutMixBatch: {...}}` or `{mindcv.Mixup: {...}}`."
+    ),
+]
+
+
 class ShuffleBuffer(Section):
     """Shuffle through a buffer after the transforms, as MindSpore's quick start does."""
 
@@ -100,12 +117,26 @@ class _Loader(Section):
     )
     drop_remainder: bool = Field(True, description="Drop the last incomplete batch.")
     num_workers: PositiveInt = Field(1, description="num_parallel_workers of the dataset and its map.")
+    batch_transforms: list[BatchEntry] = Field(
+        default_factory=list,
+        description=(
+            "data.train only: ops on whole batches after batch(), on image and label together: MixUpBatch, "
+            "CutMixBatch (labels one-hot encoded before batch() for them) or mindcv.Mixup (mixup/cutmix "
+            "with label smoothing). Labels become soft, so the loss takes them (SoftmaxCrossEntropyWithLogits "
+            "with sparse: false, the default then) and data.eval's labels are one-hot encoded too."
+        ),
+    )
 
     @model_validator(mode="after")
     def _python_ops_one_worker(self) -> _Loader:
         transforms = getattr(self, "transforms", None)
-        if isinstance(transforms, dict) and self.num_workers > 1:
-            ops = [n for entries in transforms.values() for n in _pipeline.python_only(entries)]
+        if (isinstance(transforms, dict) or self.batch_transforms) and self.num_workers > 1:
+            ops = [
+                n
+                for entries in (transforms if isinstance(transforms, dict) else {}).values()
+                for n in _pipeline.python_only(entries)
+            ]
+            ops += [n for n in _pipeline.names(self.batch_transforms) if n == _pipeline.MINDCV_MIXUP]
             if ops:
                 raise ValueError(
                     f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _pipeline
-from . import Config, image_shape_of
+from . import Config, image_shape_of, soft_label_classes
 from ._base import python_name
 from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
 from .names import collision
@@ -355,6 +355,57 @@ def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem
                     f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
                 ),
             )
+
+
+SOFT_LABEL_LOSSES = ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss")
+
+
+@_rule("network", "data", "loss")
+def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.train.batch_transforms: soft labels need a loss that takes them, and their class count."""
+    if cfg.data.eval is not None and cfg.data.eval.batch_transforms:
+        yield ("data", "eval", "batch_transforms"), "batch-level ops mix training samples: data.train only"
+    train = cfg.data.train
+    if not train.batch_transforms:
+        return
+    loss = cfg.loss
+    if loss.name not in SOFT_LABEL_LOSSES:
+        yield (
+            ("loss", "name"),
+            f"data.train.batch_transforms gives soft (mixed, one-hot) labels, which {loss.name} does not take: "
+            "use SoftmaxCrossEntropyWithLogits (sparse: false) or CrossEntropyLoss",
+        )
+    elif loss.kwargs is not None and loss.kwargs.get("sparse") is True:
+        yield (
+            ("loss", "kwargs", "sparse"),
+            "data.train.batch_transforms gives soft (one-hot) labels: sparse must be false",
+        )
+    classes = soft_label_classes(cfg)
+    if classes is None:
+        yield (
+            ("data", "train", "batch_transforms"),
+            "one-hot labels need the number of classes: give mindcv.Mixup's num_classes",
+        )
+    for i, entry in enumerate(train.batch_transforms):
+        name, kwargs = _pipeline.split_entry(entry)
+        at: Path_ = ("data", "train", "batch_transforms", i)
+        if name != _pipeline.MINDCV_MIXUP:
+            continue
+        given = kwargs.get("num_classes", 1000)
+        if classes is not None and given != classes:
+            key = (*at, name, "num_classes") if "num_classes" in kwargs else at
+            yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
+        if train.batch_size % 2:
+            yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
+        if not train.drop_remainder:
+            yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
+        pipelines = pipelines_of(cfg.data, "train")
+        fixed = fixed_transforms(train)
+        chw = (pipelines is not None and "HWC2CHW" in _pipeline.names(pipelines.get("image", []))) or (
+            fixed is not None and fixed.hwc_to_chw
+        )
+        if not chw:
+            yield at, "mindcv.Mixup's cutmix slices NCHW images: the image pipeline must include HWC2CHW"
 
 
 @_rule("data")
