@@ -6,13 +6,24 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from . import _pipeline
 from ._literals import call, literal
-from .schema import Config, image_shape_of
-from .schema.data import Cifar10Data, ImageFolderData, ImportedData, MnistData
+from .schema import Config, image_shape_of, soft_label_classes
+from .schema.data import (
+    Cifar10Data,
+    ImageFolderData,
+    ImportedData,
+    MnistData,
+    ShuffleBuffer,
+    _Loader,
+    eval_pipelines_derived,
+    fixed_transforms,
+    pipelines_of,
+)
 from .schema.data import Dataset as DatasetSpec
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR
@@ -117,6 +128,22 @@ class Dataset:
     label_cast: bool  # MNIST/CIFAR labels are uint32: cast to int32 for the loss
     batch_expr: str
     drop_remainder: bool
+    column_ops: tuple[ColumnOps, ...] = ()  # data.*.transforms in the per-column pipeline form
+    shuffle_buffer: int | None = None  # data.*.shuffle.buffer_size: dataset.shuffle() after the maps
+    modules: tuple[str, ...] = ()  # what the pipelines' calls use: vision, transforms, text, ms, mindcv
+    one_hot: tuple[str, ...] = ()  # label ops before batch() when labels are soft (batch_transforms)
+    one_hot_comment: str = ""
+    batch_ops: tuple[str, ...] = ()  # data.train.batch_transforms: maps on [image, label] after batch()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnOps:
+    """One column's pipeline: `dataset.map([ops], input_columns=column)`."""
+
+    column: str
+    variable: str  # image_ops, label_ops
+    ops: tuple[str, ...]  # Python calls, rendered from the config's entries by _pipeline.render
+    comment: str  # where they come from
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,10 +273,53 @@ def _initializer(init: Initializer | None) -> str | None:
 def build_datasets(cfg: Config, rel: Relative) -> tuple[Dataset, ...]:
     """data.train (sharded under data parallel) and data.eval."""
     sharded = cfg.parallel.mode == "data_parallel"
-    plans = [_dataset(cfg.data.train, "train", rel, sharded=sharded)]
+    plans = [_with_pipelines(cfg, "train", _dataset(cfg.data.train, "train", rel, sharded=sharded))]
     if cfg.data.eval is not None:
-        plans.append(_dataset(cfg.data.eval, "eval", rel, sharded=False))
+        plans.append(_with_pipelines(cfg, "eval", _dataset(cfg.data.eval, "eval", rel, sharded=False)))
     return tuple(plans)
+
+
+def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
+    """Add the per-column pipelines and the buffered shuffle to a dataset plan."""
+    spec = cfg.data.train if split == "train" else cfg.data.eval
+    pipelines = pipelines_of(cfg.data, split)
+    buffer = (
+        spec.shuffle.buffer_size
+        if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
+        else None
+    )
+    classes = soft_label_classes(cfg)
+    if pipelines is None and buffer is None and classes is None:
+        return plan
+    columns: list[ColumnOps] = []
+    used: set[str] = set()
+    derived = split == "eval" and eval_pipelines_derived(cfg.data)
+    for column, entries in (pipelines or {}).items():
+        if not entries:
+            continue
+        comment = f"data.{split}.transforms.{column}"
+        if derived:
+            comment = f"data.train.transforms.{column} without its random ops"
+        columns.append(
+            ColumnOps(column, f"{column}_ops", tuple(_pipeline.render(e) for e in entries), comment)
+        )
+        used |= _pipeline.modules(entries)
+    changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
+    if pipelines is not None:
+        changes["image_ops"] = ()  # the pipeline form adds nothing implicitly
+    if classes is not None:
+        one_hot, batch_ops = _soft_labels(cfg, split, classes)
+        changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
+        used |= {"transforms", "ms"} if one_hot else set()
+        if split == "train":
+            used |= _pipeline.batch_modules(cfg.data.train.batch_transforms)
+        changes["modules"] = tuple(sorted(used))
+    if buffer is not None:
+        changes.update(shuffle_buffer=buffer, shuffle_after=False)
+        changes["summary"] = plan.summary.replace(
+            "shuffled", f"shuffled through a buffer of {buffer} after the transforms"
+        )
+    return replace(plan, **changes)  # type: ignore[arg-type]
 
 
 def data_helpers(cfg: Config) -> tuple[str, ...]:
@@ -258,12 +328,30 @@ def data_helpers(cfg: Config) -> tuple[str, ...]:
     return tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
 
 
+_ONE_HOT_COMMENTS = {
+    "train": "MixUpBatch/CutMixBatch take one-hot labels (data.train.batch_transforms)",
+    "eval": "data.train.batch_transforms trains on soft labels: the loss takes one-hot labels here too",
+}
+
+
+def _soft_labels(cfg: Config, split: str, classes: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(label ops before batch, batch ops after it) when data.train.batch_transforms mixes batches."""
+    entries = cfg.data.train.batch_transforms
+    if split == "eval":
+        return (call("transforms.OneHot", num_classes=classes), "transforms.TypeCast(ms.float32)"), ()
+    needs = any(n in _pipeline.NEEDS_ONE_HOT for n in _pipeline.names(entries))
+    one_hot = (call("transforms.OneHot", num_classes=classes),) if needs else ()
+    return one_hot, tuple(_pipeline.render_batch(e) for e in entries)
+
+
 def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
-    shuffle = spec.shuffle if spec.shuffle is not None else split == "train"
+    shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
+    # a buffered shuffle happens after the maps (_with_pipelines), not in the source
+    source_shuffle = shuffle and not isinstance(spec.shuffle, ShuffleBuffer)
     function = f"build_{split}_dataset"
     args: dict[str, object] = {}
     if spec.kind != "import":
-        args = {"shuffle": shuffle, "num_parallel_workers": spec.num_workers}
+        args = {"shuffle": source_shuffle, "num_parallel_workers": spec.num_workers}
     num_samples = getattr(spec, "num_samples", None)
     if num_samples and spec.kind in UINT8_SOURCES:
         args["num_samples"] = num_samples
@@ -332,7 +420,7 @@ def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> 
 
 
 def _image_ops(spec: DatasetSpec) -> tuple[str, ...]:
-    transforms = getattr(spec, "transforms", None)
+    transforms = fixed_transforms(spec)
     if transforms is None:
         return ()
     ops = []
@@ -355,7 +443,8 @@ def build_loss(cfg: Config) -> Loss:
     if cfg.loss.kwargs is not None:
         kwargs = dict(cfg.loss.kwargs)
     elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
-        kwargs = {"sparse": True, "reduction": "mean"}
+        # data.train.batch_transforms: soft (one-hot) labels
+        kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
     return Loss(cfg.loss.name, call(f"nn.{cfg.loss.name}", **kwargs))
 
 

@@ -305,14 +305,18 @@ def _imports(
         imports.module("numpy", "np")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
-    if any(d.image_ops for d in s.datasets):
+    if any(d.image_ops or "vision" in d.modules for d in s.datasets):
         imports.names("mindspore.dataset", "vision")
-    if any(d.label_cast for d in s.datasets):
+    if any(d.label_cast or "transforms" in d.modules for d in s.datasets):
         imports.names("mindspore.dataset", "transforms")
     if s.pretrained is not None or s.freeze is not None:
         imports.module("fnmatch")
     if s.network.dense_init or s.network.conv_init:
         imports.names("mindspore.common", "initializer")
+    if any("text" in d.modules for d in s.datasets):
+        imports.names("mindspore.dataset", "text")
+    if any("mindcv" in d.modules for d in s.datasets):
+        imports.names("mindcv.data.mixup", "Mixup")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
     if writes_step or writes_loss_cell or s.ema is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .config import LoadedConfig, problem_at
 from .errors import Problem
-from .schema.data import ImportedData
+from .schema.data import ImportedData, fixed_transforms
 from .schema.network import BuiltinNetwork, ImportedNetwork
 from .schema.parallel import Parallel
 from .schema.training import ImportedMetric
@@ -219,7 +219,7 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     net = cfg.network
     if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
         spec = cfg.data.eval
-        transforms = getattr(spec, "transforms", None)
+        transforms = fixed_transforms(spec)
         if transforms is not None and transforms.resize:
             return (
                 "data",

@@ -6,10 +6,12 @@ together live in `rules.py`, which reports each with the key it is about.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from .. import _pipeline
 from ._base import RUN_NAME_PATTERN, Section
 from .data import Data, Dataset, ImportedData
 from .ema import Ema
@@ -20,11 +22,16 @@ from .precision import Amp, Grad, LossScale, NoLossScale
 from .runtime import Runtime
 from .training import Callbacks, Eval, Train
 
-__all__ = ["Config", "image_shape_of"]
+__all__ = ["Config", "image_shape_of", "soft_label_classes"]
 
 
-def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
-    """[C, H, W] of one image after the dataset's transforms, when the config tells it."""
+def image_shape_of(
+    dataset: Dataset, pipelines: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
+) -> tuple[int, int, int] | None:
+    """[C, H, W] of one image after the dataset's transforms, when the config tells it.
+
+    `pipelines`: the per-column pipelines the dataset runs (`data.pipelines_of`), when not its own.
+    """
     if isinstance(dataset, ImportedData):
         return tuple(dataset.image_shape) if dataset.image_shape else None  # type: ignore[return-value]
     if dataset.kind == "synthetic":
@@ -32,6 +39,20 @@ def image_shape_of(dataset: Dataset) -> tuple[int, int, int] | None:
     native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[
         dataset.kind
     ]
+    channels = 1 if dataset.kind in ("digits", "mnist") else 3
+    image: Sequence[Mapping[str, Any]] | None = None
+    if pipelines is not None:
+        image = pipelines.get("image", [])
+    elif isinstance(dataset.transforms, dict):
+        image = dataset.transforms.get("image", [])
+    if image is not None:
+        out = _pipeline.output_size(image)
+        if out is False:
+            return native
+        if out is None or out is True:
+            return None
+        return (channels, out[0], out[1])
+    assert not isinstance(dataset.transforms, dict)
     size = dataset.transforms.resize
     if size is not None:
         return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])
@@ -64,3 +85,19 @@ class Config(Section):
         description="Exponential moving average of the weights (as mindcv's TrainStep): evaluation runs "
         "on it, checkpoints hold it.",
     )
+
+
+def soft_label_classes(cfg: Config) -> int | None:
+    """The number of classes one-hot labels have when data.train.batch_transforms mixes batches:
+    the network's num_classes, else mindcv.Mixup's `num_classes` (None: unknown, or no batch ops)."""
+    ops = cfg.data.train.batch_transforms
+    if not ops:
+        return None
+    classes = getattr(cfg.network, "num_classes", None)
+    if isinstance(classes, int):
+        return classes
+    for entry in ops:
+        name, kwargs = _pipeline.split_entry(entry)
+        if name == _pipeline.MINDCV_MIXUP and isinstance(kwargs.get("num_classes"), int):
+            return int(kwargs["num_classes"])
+    return None

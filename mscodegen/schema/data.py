@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
 
-from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, Seed
+from .. import _pipeline
+from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, Seed, _check_literal_value
 
 
 class Normalize(Section):
@@ -35,15 +36,113 @@ class Transforms(Section):
     hwc_to_chw: bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
 
 
+def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    _check_literal_value(entry)
+    problems = _pipeline.entry_problems(entry, "a column")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return entry
+
+
+PipelineEntry = Annotated[
+    dict[str, Any],
+    BeforeValidator(lambda v: {v: {}} if isinstance(v, str) else v),  # `- HWC2CHW`: no arguments
+    AfterValidator(_check_entry),
+    Field(
+        description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
+    ),
+]
+Column = Literal["image", "label"]
+ColumnPipelines = dict[Column, list[PipelineEntry]]
+
+
+def _transforms_form(value: object) -> str:
+    """The pipeline form is a mapping of columns; any key of the fixed form (resize, ...) means that form."""
+    if isinstance(value, dict) and value and not set(value) & set(Transforms.model_fields):
+        return "pipelines"
+    return "fixed"
+
+
+TransformsField = Annotated[
+    Annotated[Transforms, Tag("fixed")] | Annotated[ColumnPipelines, Tag("pipelines")],
+    Discriminator(_transforms_form),
+    Field(
+        description=(
+            "Either the fixed form (resize, rescale, normalize, hwc_to_chw) or, per column (`image`, "
+            "`label`), an ordered list of MindSpore dataset ops `{OpName: {kwargs}}` (MMPretrain style), "
+            "e.g. `image: [{RandomResizedCrop: {size: 32}}, {HWC2CHW: {}}]`; nothing is added implicitly. "
+            "Enum values by member name (`interpolation: BILINEAR`), dtypes by name (`data_type: int32`)."
+        )
+    ),
+]
+
+
+def _check_batch_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    _check_literal_value(entry)
+    problems = _pipeline.batch_entry_problems(entry)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return entry
+
+
+BatchEntry = Annotated[
+    dict[str, Any],
+    AfterValidator(_check_batch_entry),
+    Field(
+        description="One batch-level op: `{MixUpBatch: {...}}`, `{CutMixBatch: {...}}` or `{mindcv.Mixup: {...}}`."
+    ),
+]
+
+
+class ShuffleBuffer(Section):
+    """Shuffle through a buffer after the transforms, as MindSpore's quick start does."""
+
+    buffer_size: Annotated[int, Field(ge=2)] = Field(
+        description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
+    )
+
+
 class _Loader(Section):
     """Batching options every source shares."""
 
     batch_size: PositiveInt = Field(
         32, description="Samples per step (the global batch under data parallel)."
     )
-    shuffle: bool | None = Field(None, description="Default: true for data.train, false for data.eval.")
+    shuffle: bool | ShuffleBuffer | None = Field(
+        None,
+        description=(
+            "Default: true for data.train, false for data.eval; `{buffer_size: N}` shuffles after the "
+            "transforms with dataset.shuffle(buffer_size=N) instead of in the source."
+        ),
+    )
     drop_remainder: bool = Field(True, description="Drop the last incomplete batch.")
     num_workers: PositiveInt = Field(1, description="num_parallel_workers of the dataset and its map.")
+    batch_transforms: list[BatchEntry] = Field(
+        default_factory=list,
+        description=(
+            "data.train only: ops on whole batches after batch(), on image and label together: MixUpBatch, "
+            "CutMixBatch (labels one-hot encoded before batch() for them) or mindcv.Mixup (mixup/cutmix "
+            "with label smoothing). Labels become soft, so the loss takes them (SoftmaxCrossEntropyWithLogits "
+            "with sparse: false, the default then) and data.eval's labels are one-hot encoded too."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _python_ops_one_worker(self) -> _Loader:
+        transforms = getattr(self, "transforms", None)
+        if (isinstance(transforms, dict) or self.batch_transforms) and self.num_workers > 1:
+            ops = [
+                n
+                for entries in (transforms if isinstance(transforms, dict) else {}).values()
+                for n in _pipeline.python_only(entries)
+            ]
+            ops += [n for n in _pipeline.names(self.batch_transforms) if n == _pipeline.MINDCV_MIXUP]
+            if ops:
+                raise ValueError(
+                    f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
+                    f"(got {self.num_workers})"
+                )
+        return self
 
 
 class SyntheticData(_Loader):
@@ -66,7 +165,7 @@ class DigitsData(_Loader):
     test_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
         0.2, description="The last test_fraction of the images form the test split."
     )
-    transforms: Transforms = Field(default_factory=Transforms)
+    transforms: TransformsField = Field(default_factory=Transforms)
 
 
 class _FileLoader(_Loader):
@@ -83,7 +182,7 @@ class MnistData(_FileLoader):
     kind: Literal["mnist"]
     path: str = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
-    transforms: Transforms = Field(default_factory=Transforms)
+    transforms: TransformsField = Field(default_factory=Transforms)
 
 
 class Cifar10Data(_FileLoader):
@@ -92,7 +191,7 @@ class Cifar10Data(_FileLoader):
     kind: Literal["cifar10"]
     path: str = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
-    transforms: Transforms = Field(default_factory=Transforms)
+    transforms: TransformsField = Field(default_factory=Transforms)
 
 
 class ImageFolderData(_FileLoader):
@@ -100,7 +199,7 @@ class ImageFolderData(_FileLoader):
 
     kind: Literal["image_folder"]
     path: str = Field(description="Directory, relative to the config file or absolute.")
-    transforms: Transforms = Field(default_factory=Transforms)
+    transforms: TransformsField = Field(default_factory=Transforms)
 
 
 class ImportedData(_Loader):
@@ -125,3 +224,35 @@ class Data(Section):
 
     train: Dataset
     eval: Dataset | None = None
+
+
+def fixed_transforms(spec: object) -> Transforms | None:
+    """The fixed-form transforms of a source (None: no transforms, or the pipeline form)."""
+    transforms = getattr(spec, "transforms", None)
+    return transforms if isinstance(transforms, Transforms) else None
+
+
+def pipelines_of(data: Data, split: str) -> dict[str, list[dict[str, Any]]] | None:
+    """The per-column pipelines data.<split> runs, or None for the fixed form (or no transforms).
+
+    data.eval without a `transforms` key, when data.train has pipelines, runs train's deterministic part
+    (`_pipeline.eval_entries`: random crops become their deterministic counterparts, other random ops go).
+    """
+    spec = data.train if split == "train" else data.eval
+    transforms = getattr(spec, "transforms", None)
+    train = getattr(data.train, "transforms", None)
+    if split == "eval" and spec is not None and "transforms" not in spec.model_fields_set:  # noqa: SIM102
+        if isinstance(train, dict) and hasattr(spec, "transforms"):
+            return {column: _pipeline.eval_entries(entries) for column, entries in train.items()}
+    return dict(transforms) if isinstance(transforms, dict) else None
+
+
+def eval_pipelines_derived(data: Data) -> bool:
+    """data.eval runs pipelines derived from data.train's (it states no transforms of its own)."""
+    spec = data.eval
+    return (
+        spec is not None
+        and hasattr(spec, "transforms")
+        and "transforms" not in spec.model_fields_set
+        and isinstance(getattr(data.train, "transforms", None), dict)
+    )

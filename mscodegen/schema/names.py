@@ -14,9 +14,9 @@ import builtins
 # Modules and objects the scripts import (imports.py, plan*.py).
 SCRIPT_IMPORTS = frozenset(
     {
-        "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Model", "ModelCheckpoint",
+        "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Mixup", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch", "get_group_size", "get_rank",
-        "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "time",
+        "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "text", "time",
         "transforms",
         "vision",
     }
@@ -61,7 +61,7 @@ SCRIPT_CONSTANTS = frozenset(
 # build_metrics, build_gradient_processor): the import would make them the user's object there.
 HOST_LOCALS = frozenset(
     {
-        "network", "dataset", "path", "image_ops", "images", "labels", "num_shards", "shard_id",
+        "network", "dataset", "path", "image_ops", "label_ops", "images", "labels", "num_shards", "shard_id",
         "cell", "process_gradients", "grads", "weights", "_", "__file__",
     }
 )  # fmt: skip

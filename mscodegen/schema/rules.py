@@ -13,10 +13,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import _pipeline
 from .._suggest import did_you_mean
-from . import Config, image_shape_of
+from . import Config, image_shape_of, soft_label_classes
 from ._base import python_name
-from .data import Dataset, ImportedData
+from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
@@ -150,7 +151,13 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     net = cfg.network
     if not isinstance(net, BuiltinNetwork):
         return
-    transforms = getattr(cfg.data.train, "transforms", None)
+    transforms = fixed_transforms(cfg.data.train)
+    pipelines = pipelines_of(cfg.data, "train")
+    if pipelines is not None and "HWC2CHW" not in _pipeline.names(pipelines.get("image", [])):
+        yield (
+            ("data", "train", "transforms", "image"),
+            "builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
+        )
     if transforms is not None and not transforms.hwc_to_chw:
         yield (
             ("data", "train", "transforms", "hwc_to_chw"),
@@ -380,6 +387,82 @@ def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem
             )
 
 
+SOFT_LABEL_LOSSES = ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss")
+
+
+@_rule("network", "data", "loss")
+def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.train.batch_transforms: soft labels need a loss that takes them, and their class count."""
+    if cfg.data.eval is not None and cfg.data.eval.batch_transforms:
+        yield ("data", "eval", "batch_transforms"), "batch-level ops mix training samples: data.train only"
+    train = cfg.data.train
+    if not train.batch_transforms:
+        return
+    loss = cfg.loss
+    if loss.name not in SOFT_LABEL_LOSSES:
+        yield (
+            ("loss", "name"),
+            f"data.train.batch_transforms gives soft (mixed, one-hot) labels, which {loss.name} does not take: "
+            "use SoftmaxCrossEntropyWithLogits (sparse: false) or CrossEntropyLoss",
+        )
+    elif loss.kwargs is not None and loss.kwargs.get("sparse") is True:
+        yield (
+            ("loss", "kwargs", "sparse"),
+            "data.train.batch_transforms gives soft (one-hot) labels: sparse must be false",
+        )
+    classes = soft_label_classes(cfg)
+    if classes is None:
+        yield (
+            ("data", "train", "batch_transforms"),
+            "one-hot labels need the number of classes: give mindcv.Mixup's num_classes",
+        )
+    for i, entry in enumerate(train.batch_transforms):
+        name, kwargs = _pipeline.split_entry(entry)
+        at: Path_ = ("data", "train", "batch_transforms", i)
+        if name != _pipeline.MINDCV_MIXUP:
+            continue
+        given = kwargs.get("num_classes", 1000)
+        if classes is not None and given != classes:
+            key = (*at, name, "num_classes") if "num_classes" in kwargs else at
+            yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
+        if train.batch_size % 2:
+            yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
+        if not train.drop_remainder:
+            yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
+        pipelines = pipelines_of(cfg.data, "train")
+        fixed = fixed_transforms(train)
+        chw = (pipelines is not None and "HWC2CHW" in _pipeline.names(pipelines.get("image", []))) or (
+            fixed is not None and fixed.hwc_to_chw
+        )
+        if not chw:
+            yield at, "mindcv.Mixup's cutmix slices NCHW images: the image pipeline must include HWC2CHW"
+
+
+@_rule("data")
+def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.eval must normalize its images when data.train does (else it evaluates on other inputs)."""
+    spec = cfg.data.eval
+    if spec is None or not hasattr(spec, "transforms"):
+        return
+    if _normalizes(cfg, "train") and not _normalizes(cfg, "eval"):
+        key: Path_ = (
+            ("data", "eval", "transforms") if "transforms" in spec.model_fields_set else ("data", "eval")
+        )
+        yield (
+            key,
+            "data.train normalizes its images but data.eval does not: the network would be evaluated on "
+            "inputs it was not trained on (add the same normalization to data.eval.transforms)",
+        )
+
+
+def _normalizes(cfg: Config, split: str) -> bool:
+    pipelines = pipelines_of(cfg.data, split)
+    if pipelines is not None:
+        return any(n in ("Normalize", "NormalizePad") for n in _pipeline.names(pipelines.get("image", [])))
+    transforms = fixed_transforms(cfg.data.train if split == "train" else cfg.data.eval)
+    return transforms is not None and transforms.normalize is not None
+
+
 @_rule("network", "data")
 def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     """data.eval's images against what the builtin network takes."""
@@ -390,7 +473,7 @@ def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]
     where = "data.train"
     if net.input_shape:
         reference, where = tuple(net.input_shape), "network.input_shape"
-    eval_shape = image_shape_of(eval_spec)
+    eval_shape = image_shape_of(eval_spec, pipelines_of(cfg.data, "eval"))
     if reference and eval_shape and eval_shape != reference:
         yield (
             _shape_key("eval", eval_spec),
@@ -399,14 +482,18 @@ def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]
 
 
 def _after(spec: object) -> str:
-    transforms = getattr(spec, "transforms", None)
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return "after its transforms"
+    transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
         return "after transforms.resize"
     return f"({getattr(spec, 'kind', '')})"
 
 
 def _shape_key(split: str, spec: object) -> Path_:
-    transforms = getattr(spec, "transforms", None)
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return ("data", split, "transforms", "image")
+    transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
         return ("data", split, "transforms", "resize")
     if getattr(spec, "image_shape", None):
