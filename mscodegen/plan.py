@@ -285,8 +285,8 @@ def _imports(
     imports.names("mindspore", "nn")
     if any(d.factory is None for d in s.datasets):
         imports.names("mindspore", "dataset as ds")
+    imports.module("os")  # os.replace: atomic resume checkpoints
     if s.parallel is not None:
-        imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if s.lr.kind in ("cosine", "warmup_cosine"):
         imports.module("math")
