@@ -62,7 +62,9 @@ def run_resume_parity(
             if len(problems) > 1:
                 print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
             return 1
-        print(f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants")
+        print(
+            f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants"
+        )
         return 0
     finally:
         if keep is None:
@@ -71,7 +73,9 @@ def run_resume_parity(
             print(f"scripts, logs and checkpoints kept in {root}")
 
 
-def _run(variant: str, script: Path, workdir: Path, label: str, timeout: float, **kwargs: object) -> RunResult | None:
+def _run(
+    variant: str, script: Path, workdir: Path, label: str, timeout: float, **kwargs: object
+) -> RunResult | None:
     print(f"running the {variant} variant ({label})...", flush=True)
     result = run_script(script, workdir, variant=variant, timeout=timeout, **kwargs)  # type: ignore[arg-type]
     print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)

@@ -32,20 +32,31 @@ def _weights(path: Path) -> dict:
     return {name: param.asnumpy() for name, param in ms.load_checkpoint(str(path)).items()}
 
 
-def _stop_and_resume(script: Path, variant: str, root: Path, stop_at: int) -> tuple[list, list, list, Path, Path]:
+def _stop_and_resume(
+    script: Path, variant: str, root: Path, stop_at: int
+) -> tuple[list, list, list, Path, Path]:
     """(whole run's steps, stopped run's, resumed run's, whole weights, resumed weights)."""
     out = root / "resumed-output"
     whole = run_script(
         script, root / "whole", variant=variant, extra_args=("--save-weights", str(root / "whole.ckpt"))
     )
     assert whole.returncode == 0, whole.log_tail
-    stopped = run_script(script, root / "stopped", variant=variant, max_steps=stop_at, extra_args=("--output-dir", str(out)))
+    stopped = run_script(
+        script, root / "stopped", variant=variant, max_steps=stop_at, extra_args=("--output-dir", str(out))
+    )
     assert stopped.returncode == 0, stopped.log_tail
     resumed = run_script(
         script,
         root / "resumed",
         variant=variant,
-        extra_args=("--output-dir", str(out), "--resume", "latest", "--save-weights", str(root / "resumed.ckpt")),
+        extra_args=(
+            "--output-dir",
+            str(out),
+            "--resume",
+            "latest",
+            "--save-weights",
+            str(root / "resumed.ckpt"),
+        ),
     )
     assert resumed.returncode == 0, resumed.log_tail
     return whole.steps, stopped.steps, resumed.steps, root / "whole.ckpt", root / "resumed.ckpt"
@@ -55,7 +66,9 @@ def _stop_and_resume(script: Path, variant: str, root: Path, stop_at: int) -> tu
 @pytest.mark.parametrize("variant", ["model", "native"])
 def test_resume_mid_epoch_equals_uninterrupted_run(variant, write_config, tmp_path) -> None:
     scripts = generate_both(write_config(RESUME), tmp_path / "scripts")
-    whole, stopped, resumed, whole_w, resumed_w = _stop_and_resume(scripts[variant], variant, tmp_path, STOP_AT)
+    whole, stopped, resumed, whole_w, resumed_w = _stop_and_resume(
+        scripts[variant], variant, tmp_path, STOP_AT
+    )
     assert len(whole) == 18
     assert stopped == whole[:STOP_AT]
     assert resumed[0]["step"] == STOP_AT + 1 and resumed[0]["epoch"] == 2
@@ -73,7 +86,9 @@ def test_latest_skips_partial_and_truncated_files(write_config, tmp_path) -> Non
     script = generate_both(write_config(RESUME), tmp_path / "scripts")["native"]
     out = tmp_path / "out"
     whole = run_script(script, tmp_path / "whole", variant="native")
-    stopped = run_script(script, tmp_path / "stopped", variant="native", max_steps=5, extra_args=("--output-dir", str(out)))
+    stopped = run_script(
+        script, tmp_path / "stopped", variant="native", max_steps=5, extra_args=("--output-dir", str(out))
+    )
     assert stopped.returncode == 0, stopped.log_tail
     directory = out / "checkpoints"
     saved = directory / "resume-5.ckpt"
@@ -82,7 +97,10 @@ def test_latest_skips_partial_and_truncated_files(write_config, tmp_path) -> Non
     (directory / ".partial-resume-9.ckpt").write_bytes(saved.read_bytes()[:100])
     (directory / "resume-8.ckpt").write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])
     resumed = run_script(
-        script, tmp_path / "resumed", variant="native", extra_args=("--output-dir", str(out), "--resume", "latest")
+        script,
+        tmp_path / "resumed",
+        variant="native",
+        extra_args=("--output-dir", str(out), "--resume", "latest"),
     )
     assert resumed.returncode == 0, resumed.log_tail
     log = (tmp_path / "resumed" / "stdout.txt").read_text()
@@ -111,11 +129,25 @@ def test_save_is_atomic_in_both_variants(write_config, tmp_path) -> None:
 def test_checkpoint_from_another_config_is_refused(other, named, write_config, tmp_path) -> None:
     first = generate_both(write_config(RESUME, name="first"), tmp_path / "first")["native"]
     out = tmp_path / "out"
-    assert run_script(first, tmp_path / "a", variant="native", max_steps=2, extra_args=("--output-dir", str(out))).returncode == 0
+    assert (
+        run_script(
+            first, tmp_path / "a", variant="native", max_steps=2, extra_args=("--output-dir", str(out))
+        ).returncode
+        == 0
+    )
     second = generate_both(write_config({**RESUME, **other}, name="second"), tmp_path / "second")
     for variant, script in second.items():
         proc = subprocess.run(
-            [sys.executable, str(script), "--output-dir", str(out), "--resume", "latest", "--loss-log", str(tmp_path / f"{variant}.jsonl")],
+            [
+                sys.executable,
+                str(script),
+                "--output-dir",
+                str(out),
+                "--resume",
+                "latest",
+                "--loss-log",
+                str(tmp_path / f"{variant}.jsonl"),
+            ],
             capture_output=True,
             text=True,
             timeout=300,
@@ -134,17 +166,22 @@ def test_parity_resume_at_exit_codes(write_config, tmp_path) -> None:
     # a broken resume (the data position not restored) in scripts on disk is caught: exit 1
     broken = tmp_path / "broken"
     subprocess.run(
-        [sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(broken)], check=True, capture_output=True
+        [sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(broken)],
+        check=True,
+        capture_output=True,
     )
     native = broken / "train_native.py"
     text = native.read_text()
     assert "        skip_batches(iterator, start_epoch, start_step_in_epoch)\n" in text
-    native.write_text(text.replace("        skip_batches(iterator, start_epoch, start_step_in_epoch)\n", "        pass\n"))
+    native.write_text(
+        text.replace("        skip_batches(iterator, start_epoch, start_step_in_epoch)\n", "        pass\n")
+    )
     assert run_resume_parity(broken, resume_at=STOP_AT, steps=10, keep=tmp_path / "bad") == 1
     assert run_resume_parity(config, resume_at=10, steps=10) == 2
 
 
 def test_parity_cli_has_resume_at() -> None:
-    proc = subprocess.run([sys.executable, "-m", "mscodegen", "parity", "--help"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mscodegen", "parity", "--help"], capture_output=True, text=True, check=True
+    )
     assert "--resume-at" in proc.stdout
-

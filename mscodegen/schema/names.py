@@ -34,6 +34,9 @@ SCRIPT_DEFINITIONS = frozenset(
         "EpochTimer", "LogLoss", "StepCounter", "check_trains", "current_lr", "report_epoch_time",
         "report_evaluation", "report_loss", "report_unfinished_window", "save_weights", "should_evaluate",
         "step_record",
+        # --resume (issue 11)
+        "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
+        "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
     }
 )  # fmt: skip
 
