@@ -19,10 +19,12 @@ from ._plan_run import (
     Constant,
     DeviceNote,
     EarlyStopping,
+    KeepBest,
     build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
+    build_keep_best,
 )
 from ._plan_setup import (
     Dataset,
@@ -95,6 +97,7 @@ class Shared:
     time_monitor: bool  # callbacks.time_monitor
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
+    keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
 
     @property
     def train_data(self) -> Dataset:
@@ -175,6 +178,7 @@ def build_shared(
         time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
+        keep_best=build_keep_best(cfg),
     )
 
 

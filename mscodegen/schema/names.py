@@ -37,6 +37,7 @@ SCRIPT_DEFINITIONS = frozenset(
         # --resume (issue 11)
         "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
         "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
+        "BestCheckpoints", "KeepBest",
     }
 )  # fmt: skip
 
@@ -48,7 +49,7 @@ SCRIPT_CONSTANTS = frozenset(
         "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
         "LOSS_SCALE_WINDOW", "LR", "MAX_NORM", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "SEED",
-        "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
+        "SINK_SIZE", "BEST_KEEP", "BEST_MONITOR", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
     }
 )  # fmt: skip
 
