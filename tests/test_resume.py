@@ -14,6 +14,8 @@ import pytest
 from mscodegen.parity import generate_both, run_script
 from mscodegen.resume_parity import run_resume_parity
 
+from conftest import TINY
+
 # 48 samples / batch 8 = 6 steps per epoch, shuffled (data.train's default), 3 epochs = 18 steps.
 # Adam (moments), a cosine LR list (its position is global_step), dynamic loss scaling growing every
 # 3 steps (the scale and its counter), one optimizer update per 2 batches (buffers and micro_step).
@@ -185,3 +187,41 @@ def test_parity_cli_has_resume_at() -> None:
         [sys.executable, "-m", "mscodegen", "parity", "--help"], capture_output=True, text=True, check=True
     )
     assert "--resume-at" in proc.stdout
+
+
+AUGMENTED = """
+import numpy as np
+from mindspore import dataset as ds
+from mindspore.dataset import vision
+
+
+def make_dataset(count):
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((count, 8, 8, 1)).astype(np.float32)
+    labels = (np.arange(count) % 4).astype(np.int32)
+    dataset = ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=True, num_parallel_workers=1)
+    ops = [vision.RandomHorizontalFlip(0.5), vision.RandomVerticalFlip(0.5), vision.HWC2CHW()]
+    return dataset.map(ops, input_columns="image", num_parallel_workers=1)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_resume_replays_random_augmentations(variant, write_config, tmp_path) -> None:
+    """Random transforms: the replayed pipeline (skip_batches) redraws the discarded batches' augmentations,
+    so the resumed batches get the uninterrupted run's augmentations (1 worker, seeded)."""
+    (tmp_path / "aug_data.py").write_text(AUGMENTED)
+    train = {
+        "kind": "import",
+        "factory": "aug_data:make_dataset",
+        "kwargs": {"count": 48},
+        "image_shape": [1, 8, 8],
+    }
+    base = {key: value for key, value in TINY.items() if key != "data"}
+    overrides = {**RESUME, "data": {"train": {**train, "batch_size": 8, "shuffle": True}}}
+    config = write_config(overrides, base=base)
+    scripts = generate_both(config, tmp_path / "scripts")
+    whole, stopped, resumed, _, _ = _stop_and_resume(scripts[variant], variant, tmp_path, STOP_AT)
+    assert len(whole) == 18
+    assert stopped == whole[:STOP_AT]
+    assert resumed == whole[STOP_AT:]
