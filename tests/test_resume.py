@@ -92,7 +92,7 @@ def test_latest_skips_partial_and_truncated_files(write_config, tmp_path) -> Non
         script, tmp_path / "stopped", variant="native", max_steps=5, extra_args=("--output-dir", str(out))
     )
     assert stopped.returncode == 0, stopped.log_tail
-    directory = out / "checkpoints"
+    directory = out / "checkpoints" / "resume"
     saved = directory / "resume-5.ckpt"
     assert [p.name for p in directory.iterdir()] == ["resume-5.ckpt"]  # no temporary file left behind
     # what a kill during a save leaves (the temporary file), and a truncated file with a newer step

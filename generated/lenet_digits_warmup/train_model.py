@@ -445,7 +445,7 @@ def train(args):
     eval_log = JsonLines(args.eval_log)
     # --resume: weights, optimizer, loss scale, accumulation and data position
     resume_params = resume_state(network, optimizer, None)
-    resume_dir = args.output_dir / "checkpoints"
+    resume_dir = args.output_dir / "checkpoints" / "resume"
     start_epoch, start_step_in_epoch, start_step = 1, 0, 0
     if args.resume is not None:
         start_epoch, start_step_in_epoch, start_step = load_resume_checkpoint(

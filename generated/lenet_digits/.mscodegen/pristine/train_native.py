@@ -373,7 +373,7 @@ def train(args):
     eval_log = JsonLines(args.eval_log)
     # --resume: weights, optimizer, loss scale, accumulation and data position
     resume_params = resume_state(network, optimizer, train_step)
-    resume_dir = args.output_dir / CHECKPOINT_DIR
+    resume_dir = args.output_dir / CHECKPOINT_DIR / "resume"
     save_resume = not args.fast_dev_run
     start_epoch, start_step_in_epoch, step = 1, 0, 0
     if args.resume is not None:
