@@ -36,6 +36,11 @@ class EarlyStopping:
 
 
 @dataclass(frozen=True, slots=True)
+class KeepBest:
+    maximize: bool  # callbacks.checkpoint.keep.mode (default: min for *loss, else max)
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceNote:
     device: str
     notes: tuple[str, ...]
@@ -67,6 +72,14 @@ def build_early_stopping(cfg: Config) -> EarlyStopping | None:
     mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
     metric, dot, field = early.monitor.partition(".")
     return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
+
+
+def build_keep_best(cfg: Config) -> KeepBest | None:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep is None or cfg.data.eval is None:
+        return None
+    mode = ckpt.keep.mode or ("min" if ckpt.keep.monitor.endswith("loss") else "max")
+    return KeepBest(maximize=mode == "max")
 
 
 def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]:
@@ -150,6 +163,11 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
                     "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
                 )
             )
+        if ckpt.keep is not None and cfg.data.eval is not None:
+            group += [
+                Constant("BEST_KEEP", literal(ckpt.keep.best), "callbacks.checkpoint.keep.best"),
+                Constant("BEST_MONITOR", literal(ckpt.keep.monitor), "callbacks.checkpoint.keep.monitor"),
+            ]
         groups.append(group)
     precision = []
     ls = cfg.loss_scale

@@ -200,6 +200,14 @@ def _parser() -> argparse.ArgumentParser:
     parity.add_argument(
         "--plot", type=Path, default=None, metavar="PNG", help="draw both variants and their difference"
     )
+    parity.add_argument(
+        "--resume-at",
+        type=int,
+        default=None,
+        metavar="K",
+        help="instead: run each variant whole (--steps), then stopped at step K and resumed with --resume latest; "
+        "exit 0 when the resumed tail equals the whole run",
+    )
     parity.set_defaults(func=_cmd_parity)
 
     # --- show -------------------------------------------------------------------------------
@@ -490,6 +498,18 @@ def _cmd_parity(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
         return EXIT_CONFIG
+    if args.resume_at is not None:
+        from .resume_parity import run_resume_parity
+
+        return run_resume_parity(
+            args.target,
+            resume_at=args.resume_at,
+            steps=args.steps,
+            epochs=args.epochs,
+            keep=args.keep,
+            timeout=args.timeout,
+            overrides=args.set or (),
+        )
     return run_parity(
         args.target,
         overrides=args.set or (),

@@ -20,10 +20,12 @@ from ._plan_run import (
     Constant,
     DeviceNote,
     EarlyStopping,
+    KeepBest,
     build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
+    build_keep_best,
 )
 from ._plan_setup import (
     Dataset,
@@ -99,6 +101,7 @@ class Shared:
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
+    keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
 
     @property
     def train_data(self) -> Dataset:
@@ -126,6 +129,9 @@ class ModelCall:
     form: Literal["train_cell", "net_with_loss", "network"]
     reasons: tuple[str, ...]  # why not the plain form, one comment paragraph each
     kwargs: tuple[ModelKwarg, ...]
+    # --resume saves the Parameters of network, optimizer and this cell: the TrainStep, or Model's
+    # own train network when ema hangs its averages on it, else none.
+    resume_cell: str = "None"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +188,7 @@ def build_shared(
         pretrained=build_pretrained(cfg, rel),
         freeze=build_freeze(cfg),
         ema=build_ema(cfg),
+        keep_best=build_keep_best(cfg),
     )
 
 
@@ -247,7 +254,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
 def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
     amp, step = shared.amp, shared.step
     if step.custom_cell:
-        return ModelCall("train_cell", step.custom_reasons, ())
+        return ModelCall("train_cell", step.custom_reasons, (), "train_step")
     kwargs: list[ModelKwarg] = []
     if amp.enabled and not convert:
         kwargs.append(ModelKwarg("amp_level", literal(amp.level), "amp.level"))
@@ -271,13 +278,14 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
                 "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
             )
         )
+    resume_cell = "model.train_network" if shared.ema is not None else "None"
     if convert and amp.cast_loss_fp32:
         reason = (
             "amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the network is "
             "converted in build_network() and Model gets network + float32 loss as one cell"
         )
-        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
-    return ModelCall("network", (), tuple(kwargs))
+        return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
+    return ModelCall("network", (), tuple(kwargs), resume_cell)
 
 
 def _imports(
@@ -292,8 +300,8 @@ def _imports(
     imports.names("mindspore", "nn")
     if any(d.factory is None for d in s.datasets):
         imports.names("mindspore", "dataset as ds")
+    imports.module("os")  # os.replace: atomic resume checkpoints
     if s.parallel is not None:
-        imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if s.lr.kind in ("cosine", "warmup_cosine") or (s.lr.kind == "one_cycle" and s.lr.anneal == "cos"):
         imports.module("math")

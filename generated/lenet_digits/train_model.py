@@ -8,6 +8,7 @@
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -225,6 +226,192 @@ class PeriodicEval(Callback):
             report_evaluation(self.file, epoch, cb_params.cur_step_num, results)
 
 
+def resume_state(network, optimizer, train_step):
+    """--resume: every Parameter the next step depends on, by name.
+
+    Weights, optimizer state (moments, global_step: the LR list position).
+    """
+    params = {}
+    for cell in (network, optimizer, train_step):
+        if cell is not None:
+            for param in cell.get_parameters():
+                params.setdefault(param.name, param)
+    return params
+
+
+def save_resume_checkpoint(params, directory, epoch, step_in_epoch, step):
+    """Write resume-{step}.ckpt atomically: to a temporary file in the same directory, then
+    os.replace, so a kill during the save never leaves a truncated resume-*.ckpt. Keeps the newest two.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    position = {"resume_epoch": epoch, "resume_step_in_epoch": step_in_epoch, "resume_step": step}
+    path = directory / f"resume-{step}.ckpt"
+    partial = directory / f".partial-resume-{step}.ckpt"
+    ms.save_checkpoint(
+        [{"name": name, "data": param} for name, param in params.items()],
+        str(partial),
+        append_dict=position,
+    )
+    os.replace(partial, path)
+    for old in sorted(directory.glob("resume-*.ckpt"), key=resume_step_of)[:-2]:
+        old.unlink()
+    return step
+
+
+def resume_step_of(path):
+    """The step in a resume-{step}.ckpt name (-1 for a name that has none)."""
+    digits = path.stem.removeprefix("resume-")
+    return int(digits) if digits.isdigit() else -1
+
+
+def find_resume_checkpoint(resume, directory):
+    """--resume PATH, or --resume latest: the newest resume-{step}.ckpt under `directory` that loads
+    (a truncated or unreadable file is skipped with a note; .partial-* files are never candidates).
+    """
+    if resume != "latest":
+        return Path(resume), None
+    for path in sorted(directory.glob("resume-*.ckpt"), key=resume_step_of, reverse=True):
+        try:
+            return path, ms.load_checkpoint(str(path))
+        except Exception as error:  # noqa: BLE001 (any unreadable file is skipped)
+            print(f"note: --resume latest: skipping {path}: {error}", flush=True)
+    sys.exit(f"error: --resume latest: no readable resume-*.ckpt in {directory}")
+
+
+def load_resume_checkpoint(resume, directory, params):
+    """--resume: check the checkpoint against this config, load it, and return (epoch, step_in_epoch, step).
+
+    Refused before training, naming the parameter, when it comes from another config (another network
+    or optimizer: a parameter missing, extra or with another shape or dtype).
+    Not restored: random state outside the data pipeline (e.g. Dropout's), so a network with Dropout
+    does not resume exactly; the data pipeline is replayed from the start (see skip_batches).
+    """
+    path, saved = find_resume_checkpoint(resume, directory)
+    if saved is None:
+        try:
+            saved = ms.load_checkpoint(str(path))
+        except Exception as error:  # noqa: BLE001
+            sys.exit(f"error: --resume {path}: cannot read the checkpoint: {error}")
+    if "resume_step" not in saved:
+        sys.exit(
+            f"error: --resume {path}: not a resume checkpoint (no resume_step; write one with --max-steps)"
+        )
+    for name, param in params.items():
+        if name not in saved:
+            sys.exit(
+                f"error: --resume {path}: parameter {name!r} is not in the checkpoint (another network or optimizer?)"
+            )
+        if saved[name].shape != param.shape or saved[name].dtype != param.dtype:
+            sys.exit(
+                f"error: --resume {path}: parameter {name!r} is {saved[name].dtype}{list(saved[name].shape)} in the "
+                f"checkpoint, {param.dtype}{list(param.shape)} in this config (another network or optimizer?)"
+            )
+    for name in saved:
+        if name not in params and not name.startswith(("resume_", "early_stop_")):
+            sys.exit(
+                f"error: --resume {path}: the checkpoint's parameter {name!r} is not in this config (another network or optimizer?)"
+            )
+    for name, param in params.items():
+        param.set_data(saved[name])
+    epoch, step_in_epoch, step = (
+        int(saved[key].asnumpy()) for key in ("resume_epoch", "resume_step_in_epoch", "resume_step")
+    )
+    print(
+        f"resumed from {path}: epoch {epoch}, step {step} ({step_in_epoch} of the epoch's batches trained)",
+        flush=True,
+    )
+    return epoch, step_in_epoch, step
+
+
+def skip_batches(iterator, epoch, step_in_epoch):
+    """--resume: the data position. The pipeline is rebuilt with the same seed and replayed from the start:
+    one iterator over all epochs gives the same epoch orders (and the same random transforms) as the
+    uninterrupted run; the epochs before `epoch` and the epoch's first `step_in_epoch` batches are discarded.
+    """
+    for _ in range(epoch - 1):
+        for _ in iterator:
+            pass
+    for _ in range(step_in_epoch):
+        next(iterator)
+
+
+class ResumedBatches:
+    """--resume: data.train's batches from the checkpoint's position on, for Model.train(initial_epoch=...).
+
+    Model.train(initial_epoch=k) would restart the data at its first epoch's order and drop the rest of
+    the unfinished epoch: this source replays the pipeline (skip_batches) and hands Model the remainder of
+    that epoch first, then every later epoch whole, in the uninterrupted run's order.
+    """
+
+    def __init__(self, dataset, epochs, epoch, step_in_epoch):
+        self.iterator = dataset.create_tuple_iterator(num_epochs=epochs, output_numpy=True)
+        skip_batches(self.iterator, epoch, step_in_epoch)
+        self.epochs_left = epochs - epoch + 1
+
+    def __iter__(self):
+        # Called once per epoch (GeneratorDataset may call it ahead of Model): the rest of the current
+        # epoch, then empty once the replayed iterator's epochs are used up.
+        # No __len__: GeneratorDataset would insist every epoch has that length, and the first is shorter.
+        if self.epochs_left > 0:
+            self.epochs_left -= 1
+            yield from self.iterator
+
+    def dataset(self, columns, steps_per_epoch):
+        """The GeneratorDataset Model gets; its size is data.train's (Model's step numbering reads it)."""
+        dataset = ms.dataset.GeneratorDataset(
+            self, column_names=columns, shuffle=False, python_multiprocessing=False
+        )
+        dataset.dataset_size = steps_per_epoch
+        return dataset
+
+
+class SaveResume(Callback):
+    """--resume: the resume checkpoint, written as the native loop writes it: after the --max-steps step,
+    with every periodic checkpoint, and when training ends."""
+
+    def __init__(self, params, directory, max_steps, steps_per_epoch, every):
+        super().__init__()
+        self.params = params
+        self.directory = directory
+        self.max_steps = max_steps
+        self.steps_per_epoch = steps_per_epoch
+        self.every = every
+        self.saved = None
+
+    def save(self, cb_params):
+        epoch, step = cb_params.cur_epoch_num, cb_params.cur_step_num
+        self.saved = save_resume_checkpoint(
+            self.params, self.directory, epoch, step - (epoch - 1) * self.steps_per_epoch, step
+        )
+
+    def on_train_begin(self, run_context):
+        self.saved = run_context.original_args().cur_step_num
+
+    def on_train_step_end(self, run_context):
+        cb_params = run_context.original_args()
+        step = cb_params.cur_step_num
+        if (self.every is not None and step % self.every == 0) or (
+            self.max_steps is not None and step >= self.max_steps
+        ):
+            self.save(cb_params)
+
+    def on_train_end(self, run_context):
+        cb_params = run_context.original_args()
+        if self.saved != cb_params.cur_step_num:
+            self.save(cb_params)
+
+
+class StartAt(Callback):
+    """--resume: Model counts steps from initial_epoch * steps per epoch; start at the checkpoint's step."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_train_begin(self, run_context):
+        run_context.original_args().cur_step_num = self.step
+
+
 # ---------------------------------------------------------------------------
 # Train
 # ---------------------------------------------------------------------------
@@ -252,8 +439,19 @@ def train(args):
 
     loss_log = JsonLines(args.loss_log)
     eval_log = JsonLines(args.eval_log)
+    # --resume: weights, optimizer, loss scale, accumulation and data position
+    resume_params = resume_state(network, optimizer, None)
+    resume_dir = args.output_dir / CHECKPOINT_DIR / "resume"
+    start_epoch, start_step_in_epoch, start_step = 1, 0, 0
+    if args.resume is not None:
+        start_epoch, start_step_in_epoch, start_step = load_resume_checkpoint(
+            args.resume, resume_dir, resume_params
+        )
+        batches = ResumedBatches(train_dataset, args.epochs, start_epoch, start_step_in_epoch)
+        train_dataset = batches.dataset(train_dataset.get_col_names(), steps_per_epoch)
     step_counter = StepCounter(args.max_steps)
-    callbacks = []
+    step_counter.steps = start_step
+    callbacks = [StartAt(start_step)]  # --resume: keep this callback first
     callbacks.append(step_counter)
     callbacks.append(LogLoss())  # callbacks.loss_monitor
     callbacks.append(EpochTimer())  # callbacks.time_monitor
@@ -271,11 +469,17 @@ def train(args):
             ModelCheckpoint(prefix=CHECKPOINT_PREFIX, directory=directory, config=checkpoint_config)
         )
     callbacks.append(PeriodicEval(model, eval_dataset, args.epochs, eval_log))
+    if not args.fast_dev_run:
+        every = CHECKPOINT_EVERY_EPOCHS * steps_per_epoch
+        callbacks.append(
+            SaveResume(resume_params, resume_dir, args.max_steps, steps_per_epoch, every)
+        )
 
     model.train(
         args.epochs,
         train_dataset,
         callbacks=callbacks,
+        initial_epoch=start_epoch - 1,  # --resume
         dataset_sink_mode=False,  # train.dataset_sink_mode
     )
     loss_log.close()
@@ -435,6 +639,11 @@ def parse_args():
         type=Path,
         default=Path(OUTPUT_DIR),
         help="checkpoints go here; default: %(default)s (train.output_dir)",
+    )
+    parser.add_argument(
+        "--resume",
+        default=None,
+        help="continue from a resume checkpoint: a path, or 'latest' (the newest under the output dir's checkpoint directory)",
     )
     parser.add_argument(
         "--save-weights",

@@ -8,6 +8,7 @@
 import argparse
 import fnmatch
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -284,6 +285,115 @@ def save_checkpoint(train_step, directory, saved, epoch, step_in_epoch, step):
         saved.pop(0)[0].unlink()
 
 
+def resume_state(network, optimizer, train_step):
+    """--resume: every Parameter the next step depends on, by name.
+
+    Weights, optimizer state (moments, global_step: the LR list position).
+    """
+    params = {}
+    for cell in (network, optimizer, train_step):
+        if cell is not None:
+            for param in cell.get_parameters():
+                params.setdefault(param.name, param)
+    return params
+
+
+def save_resume_checkpoint(params, directory, epoch, step_in_epoch, step):
+    """Write resume-{step}.ckpt atomically: to a temporary file in the same directory, then
+    os.replace, so a kill during the save never leaves a truncated resume-*.ckpt. Keeps the newest two.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    position = {"resume_epoch": epoch, "resume_step_in_epoch": step_in_epoch, "resume_step": step}
+    path = directory / f"resume-{step}.ckpt"
+    partial = directory / f".partial-resume-{step}.ckpt"
+    ms.save_checkpoint(
+        [{"name": name, "data": param} for name, param in params.items()],
+        str(partial),
+        append_dict=position,
+    )
+    os.replace(partial, path)
+    for old in sorted(directory.glob("resume-*.ckpt"), key=resume_step_of)[:-2]:
+        old.unlink()
+    return step
+
+
+def resume_step_of(path):
+    """The step in a resume-{step}.ckpt name (-1 for a name that has none)."""
+    digits = path.stem.removeprefix("resume-")
+    return int(digits) if digits.isdigit() else -1
+
+
+def find_resume_checkpoint(resume, directory):
+    """--resume PATH, or --resume latest: the newest resume-{step}.ckpt under `directory` that loads
+    (a truncated or unreadable file is skipped with a note; .partial-* files are never candidates).
+    """
+    if resume != "latest":
+        return Path(resume), None
+    for path in sorted(directory.glob("resume-*.ckpt"), key=resume_step_of, reverse=True):
+        try:
+            return path, ms.load_checkpoint(str(path))
+        except Exception as error:  # noqa: BLE001 (any unreadable file is skipped)
+            print(f"note: --resume latest: skipping {path}: {error}", flush=True)
+    sys.exit(f"error: --resume latest: no readable resume-*.ckpt in {directory}")
+
+
+def load_resume_checkpoint(resume, directory, params):
+    """--resume: check the checkpoint against this config, load it, and return (epoch, step_in_epoch, step).
+
+    Refused before training, naming the parameter, when it comes from another config (another network
+    or optimizer: a parameter missing, extra or with another shape or dtype).
+    Not restored: random state outside the data pipeline (e.g. Dropout's), so a network with Dropout
+    does not resume exactly; the data pipeline is replayed from the start (see skip_batches).
+    """
+    path, saved = find_resume_checkpoint(resume, directory)
+    if saved is None:
+        try:
+            saved = ms.load_checkpoint(str(path))
+        except Exception as error:  # noqa: BLE001
+            sys.exit(f"error: --resume {path}: cannot read the checkpoint: {error}")
+    if "resume_step" not in saved:
+        sys.exit(
+            f"error: --resume {path}: not a resume checkpoint (no resume_step; write one with --max-steps)"
+        )
+    for name, param in params.items():
+        if name not in saved:
+            sys.exit(
+                f"error: --resume {path}: parameter {name!r} is not in the checkpoint (another network or optimizer?)"
+            )
+        if saved[name].shape != param.shape or saved[name].dtype != param.dtype:
+            sys.exit(
+                f"error: --resume {path}: parameter {name!r} is {saved[name].dtype}{list(saved[name].shape)} in the "
+                f"checkpoint, {param.dtype}{list(param.shape)} in this config (another network or optimizer?)"
+            )
+    for name in saved:
+        if name not in params and not name.startswith(("resume_", "early_stop_")):
+            sys.exit(
+                f"error: --resume {path}: the checkpoint's parameter {name!r} is not in this config (another network or optimizer?)"
+            )
+    for name, param in params.items():
+        param.set_data(saved[name])
+    epoch, step_in_epoch, step = (
+        int(saved[key].asnumpy()) for key in ("resume_epoch", "resume_step_in_epoch", "resume_step")
+    )
+    print(
+        f"resumed from {path}: epoch {epoch}, step {step} ({step_in_epoch} of the epoch's batches trained)",
+        flush=True,
+    )
+    return epoch, step_in_epoch, step
+
+
+def skip_batches(iterator, epoch, step_in_epoch):
+    """--resume: the data position. The pipeline is rebuilt with the same seed and replayed from the start:
+    one iterator over all epochs gives the same epoch orders (and the same random transforms) as the
+    uninterrupted run; the epochs before `epoch` and the epoch's first `step_in_epoch` batches are discarded.
+    """
+    for _ in range(epoch - 1):
+        for _ in iterator:
+            pass
+    for _ in range(step_in_epoch):
+        next(iterator)
+
+
 def train(args):
     """train.epochs epochs (--epochs) over data.train, one optimizer step per batch."""
     set_runtime(args.device, args.seed)
@@ -312,15 +422,26 @@ def train(args):
     saved_checkpoints = []
     loss_log = JsonLines(args.loss_log)
     eval_log = JsonLines(args.eval_log)
+    # --resume: weights, optimizer, loss scale, accumulation and data position
+    resume_params = resume_state(network, optimizer, train_step)
+    resume_dir = args.output_dir / CHECKPOINT_DIR / "resume"
+    save_resume = not args.fast_dev_run
+    start_epoch, start_step_in_epoch, step = 1, 0, 0
+    if args.resume is not None:
+        start_epoch, start_step_in_epoch, step = load_resume_checkpoint(
+            args.resume, resume_dir, resume_params
+        )
+    resume_saved = step
 
     # One iterator for all epochs, as Model uses: a new iterator per epoch would replay
     # the first epoch's shuffle order.
     iterator = train_dataset.create_tuple_iterator(num_epochs=args.epochs)
-    step = 0
+    if args.resume is not None:
+        skip_batches(iterator, start_epoch, start_step_in_epoch)
     stop = False
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(start_epoch, args.epochs + 1):
         epoch_start = time.time()
-        step_in_epoch = 0
+        step_in_epoch = start_step_in_epoch if epoch == start_epoch else 0
         for image, label in iterator:
             if loss_log.enabled:
                 lr = current_lr(optimizer)
@@ -336,7 +457,14 @@ def train(args):
                 save_checkpoint(
                     train_step, checkpoint_dir, saved_checkpoints, epoch, step_in_epoch, step
                 )
+                resume_saved = save_resume_checkpoint(
+                    resume_params, resume_dir, epoch, step_in_epoch, step
+                )
             if args.max_steps is not None and step >= args.max_steps:
+                if save_resume and resume_saved != step:
+                    resume_saved = save_resume_checkpoint(
+                        resume_params, resume_dir, epoch, step_in_epoch, step
+                    )
                 stop = True
                 break
         report_epoch_time(time.time() - epoch_start, step_in_epoch)
@@ -350,6 +478,8 @@ def train(args):
     if save_checkpoints and (not saved_checkpoints or saved_checkpoints[-1][1] != step):
         # ModelCheckpoint also saves once more when training ends.
         save_checkpoint(train_step, checkpoint_dir, saved_checkpoints, epoch, step_in_epoch, step)
+    if save_resume and resume_saved != step:
+        save_resume_checkpoint(resume_params, resume_dir, epoch, step_in_epoch, step)
     loss_log.close()
     eval_log.close()
     if args.save_weights is not None:
@@ -470,6 +600,11 @@ def parse_args():
         type=Path,
         default=Path(OUTPUT_DIR),
         help="checkpoints go here; default: %(default)s (train.output_dir)",
+    )
+    parser.add_argument(
+        "--resume",
+        default=None,
+        help="continue from a resume checkpoint: a path, or 'latest' (the newest under the output dir's checkpoint directory)",
     )
     parser.add_argument(
         "--save-weights",

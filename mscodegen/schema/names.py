@@ -41,6 +41,10 @@ SCRIPT_DEFINITIONS = frozenset(
         "EMA", "EmaUpdate",
         # optimizer.groups
         "decays", "param_group", "weight_decay_split",
+        # --resume (issue 11)
+        "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
+        "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
+        "BestCheckpoints", "KeepBest",
     }
 )  # fmt: skip
 
@@ -52,7 +56,7 @@ SCRIPT_CONSTANTS = frozenset(
         "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
         "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
         "LOSS_SCALE_WINDOW", "DIV_FACTOR", "END_LR", "FINAL_DIV_FACTOR", "LR", "MAX_NORM", "PCT_START", "POWER", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "SEED",
-        "SINK_SIZE", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
+        "SINK_SIZE", "BEST_KEEP", "BEST_MONITOR", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
         "EMA_DECAY", "EMA_WARMUP_STEPS", "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
     }
 )  # fmt: skip

@@ -108,6 +108,25 @@ def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("ema",), "ema needs train.dataset_sink_mode: false (Model's callbacks see every step)"
 
 
+@_rule("callbacks", "data", "eval")
+def _keep_best_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep is None:
+        return
+    if cfg.data.eval is None:
+        yield (
+            ("callbacks", "checkpoint", "keep"),
+            "keeping the best checkpoints needs an evaluation: add data.eval",
+        )
+        return
+    keys = metric_keys(cfg)
+    if ckpt.keep.monitor not in keys:
+        yield (
+            ("callbacks", "checkpoint", "keep", "monitor"),
+            (f"{ckpt.keep.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
+        )
+
+
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
     return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name)]

@@ -110,6 +110,21 @@ class Eval(Section):
     )
 
 
+class KeepBest(Section):
+    """Keep the best checkpoints by an evaluation metric (mindcv's top_k policy), and a copy of the best."""
+
+    best: PositiveInt = Field(
+        description="How many to keep: '<prefix>-best-<epoch>_<step>.ckpt' (network weights), written after "
+        "each evaluation; the best also as 'best.ckpt'. Ties keep the earlier evaluation."
+    )
+    monitor: str = Field(
+        "loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
+    )
+    mode: Literal["min", "max"] | None = Field(
+        None, description="Default: min for names ending in loss, else max."
+    )
+
+
 class CheckpointCb(Section):
     """Network + optimizer state, as ModelCheckpoint saves it: '<prefix>-<epoch>_<step>.ckpt'."""
 
@@ -118,6 +133,11 @@ class CheckpointCb(Section):
     keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
     directory: str = Field("checkpoints", description="Under --output-dir unless absolute.")
     prefix: str = Field("model", min_length=1, pattern=r"^[^/\\]+$")
+    keep: KeepBest | None = Field(
+        None,
+        description="Also keep the best k by an eval metric: {best: k, monitor: accuracy, mode: max} "
+        "(needs data.eval); the periodic files stay the latest keep_max.",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_period(self) -> CheckpointCb:
