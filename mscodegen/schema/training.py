@@ -86,7 +86,7 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
     """eval.metrics when the config lists none: they follow the loss."""
     if loss_name in REGRESSION_LOSSES:
         return REGRESSION_METRICS
-    if loss_name == "BCEWithLogitsLoss":
+    if loss_name == "BCEWithLogitsLoss" or ":" in loss_name:  # an imported loss ('module:name'): unknown targets
         return BINARY_METRICS
     return DEFAULT_METRICS
 
@@ -106,7 +106,7 @@ class Eval(Section):
         default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
-        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss.",
+        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss and an imported loss.",
     )
 
 
