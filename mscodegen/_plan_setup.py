@@ -442,7 +442,9 @@ def _image_ops(spec: DatasetSpec) -> tuple[str, ...]:
 def build_loss(cfg: Config, rel: Relative) -> Loss:
     if isinstance(cfg.loss, ImportedLoss):
         factory = rel.imported(cfg.loss.path, "loss.path")
-        return Loss(f"{factory.module}:{factory.attr} (imported)", call(factory.attr, **cfg.loss.kwargs), factory)
+        return Loss(
+            f"{factory.module}:{factory.attr} (imported)", call(factory.attr, **cfg.loss.kwargs), factory
+        )
     kwargs: dict[str, object] = {}
     if cfg.loss.kwargs is not None:
         kwargs = dict(cfg.loss.kwargs)

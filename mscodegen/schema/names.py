@@ -45,6 +45,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
         "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
         "BestCheckpoints", "KeepBest",
+        # data.inputs (issue 10: named columns)
+        "WithEvalColumns", "WithLossColumns",
     }
 )  # fmt: skip
 

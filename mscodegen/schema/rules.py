@@ -20,7 +20,7 @@ from ._base import python_name
 from .data import BUILTIN_COLUMNS, Dataset, ImportedData, columns_of, fixed_transforms, pipelines_of
 from .names import collision, column_collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import CosineLR, ImportedLoss, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .optim import CosineLR, ExponentialLR, ImportedLoss, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .sources import class_count, sample_count
 from .training import ImportedMetric, TopKMetric, eval_metrics
 

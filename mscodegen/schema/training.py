@@ -86,7 +86,8 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
     """eval.metrics when the config lists none: they follow the loss."""
     if loss_name in REGRESSION_LOSSES:
         return REGRESSION_METRICS
-    if loss_name == "BCEWithLogitsLoss" or ":" in loss_name:  # an imported loss ('module:name'): unknown targets
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
+    if loss_name == "BCEWithLogitsLoss" or ":" in loss_name:
         return BINARY_METRICS
     return DEFAULT_METRICS
 
