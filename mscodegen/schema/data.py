@@ -61,10 +61,11 @@ PipelineEntry = Annotated[
         description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
     ),
 ]
-# A column name: `image`, `label` for the built-in sources, any of an imported source's `columns`
-# (rules.py checks that the source has it).
-Column = Identifier
+# The built-in sources' columns; an imported source names its own (`columns`), and rules.py checks
+# that its pipelines name one of them.
+Column = Literal["image", "label"]
 ColumnPipelines = dict[Column, list[PipelineEntry]]
+ImportedColumnPipelines = dict[Identifier, list[PipelineEntry]]
 BUILTIN_COLUMNS = ("image", "label")
 
 
@@ -227,7 +228,7 @@ class ImportedData(_Loader):
             "data.labels. Default [image, label]."
         ),
     )
-    transforms: ColumnPipelines | None = Field(
+    transforms: ImportedColumnPipelines | None = Field(
         None,
         description="Per column, an ordered list of MindSpore dataset ops (the pipeline form of transforms).",
     )
