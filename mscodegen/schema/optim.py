@@ -32,8 +32,7 @@ class Loss(Section):
 
 
 class ImportedLoss(Section):
-    """The user's own loss: a factory (class or function) returning an nn.Cell called as
-    loss_fn(network output, label column)."""
+    """The user's own loss: a factory (class or function) returning an nn.Cell, called as loss(logits, label)."""
 
     kind: Literal["import"]
     path: ImportPath
