@@ -235,3 +235,19 @@ def test_two_input_example_losses_and_final_weights_are_identical() -> None:
         assert set(model.evals[-1]["metrics"]) == {"accuracy", "loss"}
         assert model.evals[-1]["metrics"]["accuracy"] > 0.5  # it learned: 10 classes, chance is 0.1
         assert compare_checkpoints(work / "model" / "weights.ckpt", work / "native" / "weights.ckpt") == []
+
+
+@pytest.mark.slow
+def test_validate_run_names_the_configured_columns_when_a_factory_yields_others(tmp_path: Path) -> None:
+    """A factory yielding three columns where the config names two (no `columns:`): caught by running."""
+    from mscodegen.preflight import run_preflight
+
+    text = """\
+network: {kind: builtin, name: mlp, hidden: [8], num_classes: 4, input_shape: [1, 4, 4]}
+data:
+  train: {kind: import, factory: 'parts:rows', batch_size: 8}
+optimizer: {name: momentum, lr: 0.05}
+"""
+    found = run_preflight(load_config(write(tmp_path, text)))
+    assert [p.path for p in found] == ["data.train", "data.train"]  # one per variant: their errors differ
+    assert all("data.train must yield 2 columns (image, label) per row" in p.message for p in found)
