@@ -776,12 +776,12 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
                     + did_you_mean(column, [c for c in have if c not in wanted]),
                 )
         missing = [c for c in have if c not in wanted]
-        if missing:
+        if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
             yield (
                 where,
                 f"{source} yields {len(have)} columns ({', '.join(have)}) but data.inputs + data.labels "
                 f"name {len(wanted)} ({', '.join(wanted)}): {', '.join(missing)} would feed neither the network "
-                "nor the loss (add them to data.inputs or data.labels)",
+                "nor the loss (name every column in data.inputs or data.labels)",
             )
         elif set(have) == set(wanted) and have != wanted:
             yield (
