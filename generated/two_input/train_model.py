@@ -106,9 +106,9 @@ def build_metrics():
 
 
 class WithLossColumns(nn.Cell):
-    """network + loss over named columns: the network takes image, features, the loss its output and label.
+    """network + loss over the named columns (data.inputs, data.labels): loss(network(image, features), label).
 
-    nn.WithLossCell passes the network one column; this is the same cell for data.inputs.
+    nn.WithLossCell passes the network a single column; this cell passes it every input column.
     """
 
     def __init__(self, network, loss_fn):
@@ -122,7 +122,7 @@ class WithLossColumns(nn.Cell):
 
 
 class WithEvalColumns(nn.Cell):
-    """nn.WithEvalCell for data.inputs: returns (loss, logits, label) for the metrics."""
+    """nn.WithEvalCell over the named columns: returns (loss, logits, label) for the metrics."""
 
     def __init__(self, network, loss_fn):
         super().__init__(auto_prefix=False)
