@@ -94,14 +94,24 @@ class Columns:
 
     @property
     def label(self) -> str:
-        """The loss's target (validate allows one label column)."""
+        """The label the metrics get (the first; validate allows only `loss` metrics with several)."""
         return self.labels[0]
 
     @property
+    def label_args(self) -> str:
+        """The loss's arguments after the network output: `label`, or `label, weight`."""
+        return ", ".join(self.labels)
+
+    @property
+    def several_labels(self) -> bool:
+        """The loss takes several label columns (the metrics: loss only)."""
+        return len(self.labels) > 1
+
+    @property
     def own_cells(self) -> bool:
-        """More than one network input: nn.WithLossCell / WithEvalCell take (data, label), so the scripts
-        write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
-        return len(self.inputs) > 1
+        """More than one network input or label: nn.WithLossCell / WithEvalCell take (data, label), so the
+        scripts write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
+        return len(self.inputs) > 1 or len(self.labels) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,10 +325,11 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
         )
     resume_cell = "model.train_network" if shared.ema is not None else "None"
     if shared.columns.own_cells:
+        c = shared.columns
+        takes = f"the network takes {_count(len(c.inputs), 'column')} and the loss {_count(len(c.labels), 'label')}"
         reason = (
-            f"data.inputs: the network takes {len(shared.columns.inputs)} columns, so Model gets network + loss "
-            "as one cell naming every column, and an eval network that does the same "
-            "(Model(network, loss_fn=...) feeds the network one column)"
+            f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
+            "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
         )
         return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
     if convert and amp.cast_loss_fp32:
@@ -328,6 +339,10 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
         )
         return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
     return ModelCall("network", (), tuple(kwargs), resume_cell)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _imports(

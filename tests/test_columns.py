@@ -30,6 +30,7 @@ def rows(count=40, order=("image", "features", "label")):
         "image": rng.standard_normal((count, 1, 4, 4)).astype(np.float32),
         "features": rng.standard_normal((count, 3)).astype(np.float32),
         "label": rng.integers(0, 4, size=count).astype(np.int32),
+        "sample_weight": rng.uniform(0.5, 2.0, size=count).astype(np.float32),
     }
     return ds.NumpySlicesDataset({name: columns[name] for name in order}, shuffle=False)
 
@@ -46,6 +47,17 @@ class TwoInputs(nn.Cell):
 
 def my_loss(reduction="mean"):
     return nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction=reduction)
+
+
+class WeightedLoss(nn.Cell):
+    # per-sample cross entropy times the row's sample_weight column, averaged
+
+    def __init__(self):
+        super().__init__()
+        self.ce = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="none")
+
+    def construct(self, logits, label, sample_weight):
+        return (self.ce(logits, label) * sample_weight).mean()
 """
 
 TWO_INPUTS = """\
@@ -113,13 +125,22 @@ def test_the_source_order_must_be_inputs_then_labels(tmp_path: Path) -> None:
     assert "list them in the same order" in found[0][3]
 
 
-def test_two_label_columns_are_rejected_clearly(tmp_path: Path) -> None:
-    text = TWO_INPUTS.replace("labels: [label]", "labels: [features, label]").replace(
-        "inputs: [image, features]", "inputs: [image]"
+def test_two_labels_need_an_imported_loss_and_only_the_loss_metric(tmp_path: Path) -> None:
+    text = (
+        TWO_INPUTS.replace("labels: [label]", "labels: [label, sample_weight]")
+        .replace("columns: [image, features, label]", "columns: [image, features, label, sample_weight]")
+        .replace("train: {epochs: 2", "eval: {metrics: [{name: loss}, {name: accuracy}]}\ntrain: {epochs: 2")
     )
     found = problems(tmp_path, text)
-    assert [(p, line, col) for p, line, col, _ in found] == [("data.labels", 4, 11)]
-    assert "the loss takes one target" in found[0][3] and "not supported yet" in found[0][3]
+    assert [(p, line, col) for p, line, col, _ in found] == [
+        ("data.labels", 4, 11),
+        ("eval.metrics[1]", 8, 32),
+    ]
+    assert (
+        "2 label columns (label, sample_weight) but SoftmaxCrossEntropyWithLogits takes one: use your own loss"
+        in (found[0][3])
+    )
+    assert "only the loss is evaluated" in found[1][3] and "(accuracy) is not supported yet" in found[1][3]
 
 
 def test_two_inputs_need_an_imported_network_and_float32(tmp_path: Path) -> None:
@@ -131,7 +152,9 @@ def test_two_inputs_need_an_imported_network_and_float32(tmp_path: Path) -> None
     messages = {p: m for p, _, _, m in found}
     assert set(messages) == {"data.inputs", "amp.level"}
     assert "the builtin network mlp takes one: use your own network" in messages["data.inputs"]
-    assert "amp.level O2 with 2 network inputs (data.inputs) is not supported yet" in messages["amp.level"]
+    assert (
+        "amp.level O2 with 3 columns (data.inputs, data.labels) is not supported yet" in messages["amp.level"]
+    )
 
 
 def test_a_pipeline_for_an_unknown_column_is_located(tmp_path: Path) -> None:
@@ -195,6 +218,27 @@ def test_two_inputs_and_an_imported_loss_train_identically(tmp_path: Path) -> No
     model, native = run_both(config, tmp_path / "run")
     assert_identical(model, native, steps=10)  # 40 rows, batch 8, 2 epochs
     assert len(model.evals) == 2
+
+
+@pytest.mark.slow
+def test_two_inputs_and_two_labels_train_identically(tmp_path: Path) -> None:
+    """data.labels [label, sample_weight]: the imported loss gets both; evaluation reports the loss."""
+    text = (
+        TWO_INPUTS.replace("labels: [label]", "labels: [label, sample_weight]")
+        .replace(
+            "columns: [image, features, label]",
+            "columns: [image, features, label, sample_weight], kwargs: {order: [image, features, label, sample_weight]}",
+        )
+        .replace("train: {epochs: 2", "loss: {kind: import, path: 'parts:WeightedLoss'}\ntrain: {epochs: 2")
+    )
+    texts = scripts(tmp_path, text)
+    native, model = texts["train_native.py"], texts["train_model.py"]
+    assert "for image, features, label, sample_weight in iterator:" in native
+    assert "loss, logits, label = eval_net(image, features, label, sample_weight)" in native
+    assert "return self.loss_fn(logits, label, sample_weight), logits, label" in model
+    model_run, native_run = run_both(tmp_path / "cfg.yaml", tmp_path / "run")
+    assert_identical(model_run, native_run, steps=10)
+    assert [set(e["metrics"]) for e in model_run.evals] == [{"loss"}, {"loss"}]
 
 
 @pytest.mark.slow

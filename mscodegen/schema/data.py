@@ -257,7 +257,8 @@ class Data(Section):
     labels: Annotated[list[Identifier], Field(min_length=1)] = Field(
         default_factory=lambda: ["label"],
         description=(
-            "The column the loss receives as the target, after the network's output (one column for now)."
+            "The columns the loss receives after the network's output, in order: loss(logits, *labels); "
+            "more than one needs an imported loss."
         ),
     )
 

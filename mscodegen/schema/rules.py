@@ -739,12 +739,6 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     data = cfg.data
     named: list[tuple[Path_, str]] = [(("data", "inputs", i), c) for i, c in enumerate(data.inputs)]
     named += [(("data", "labels", i), c) for i, c in enumerate(data.labels)]
-    if len(data.labels) > 1:
-        yield (
-            ("data", "labels"),
-            f"{len(data.labels)} label columns: the loss takes one target; give one column here (several "
-            "labels are not supported yet)",
-        )
     seen: set[str] = set()
     for at, column in named:
         why = column_collision(column)
@@ -806,10 +800,38 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
             )
 
 
+@_rule("data", "loss", "eval")
+def _many_labels_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Several label columns: a loss that takes them all, and metrics that need no single label."""
+    labels = cfg.data.labels
+    if len(labels) < 2:
+        return
+    if not isinstance(cfg.loss, ImportedLoss):
+        yield (
+            ("data", "labels"),
+            f"{len(labels)} label columns ({', '.join(labels)}) but {cfg.loss.name} takes one: use your own "
+            "loss (loss: {kind: import, path: ...}), called as loss(logits, " + ", ".join(labels) + ")",
+        )
+    written = cfg.eval is not None and "metrics" in cfg.eval.model_fields_set
+    for i, metric in enumerate(eval_metrics(cfg.eval, cfg.loss.name) if cfg.data.eval is not None else ()):
+        if metric.key != "loss":
+            yield (
+                ("eval", "metrics", i) if written else ("data", "labels"),
+                f"with {len(labels)} label columns (data.labels) only the loss is evaluated: a metric "
+                f"comparing the network output with one label ({metric.key}) is not supported yet",
+            )
+
+
 @_rule("data", "network", "amp")
 def _many_inputs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
-    """Several network inputs: an imported network that takes them, float32 cells."""
+    """Several network inputs: an imported network that takes them; several columns: float32 cells."""
     inputs = cfg.data.inputs
+    if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
+        yield (
+            ("amp", "level"),
+            f"amp.level {cfg.amp.level} with {len(cfg.data.columns)} columns (data.inputs, data.labels) is not "
+            "supported yet: use O0",
+        )
     if len(inputs) < 2:
         return
     if not isinstance(cfg.network, ImportedNetwork):
@@ -817,10 +839,4 @@ def _many_inputs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem
             ("data", "inputs"),
             f"{len(inputs)} network inputs ({', '.join(inputs)}) but the {cfg.network.kind} network "
             f"{getattr(cfg.network, 'name', '')} takes one: use your own network (network.kind: import)",
-        )
-    if cfg.amp.level != "O0":
-        yield (
-            ("amp", "level"),
-            f"amp.level {cfg.amp.level} with {len(inputs)} network inputs (data.inputs) is not supported yet: "
-            "use O0",
         )

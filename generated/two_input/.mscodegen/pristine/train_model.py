@@ -108,7 +108,7 @@ def build_metrics():
 class WithLossColumns(nn.Cell):
     """network + loss over the named columns (data.inputs, data.labels): loss(network(image, features), label).
 
-    nn.WithLossCell passes the network a single column; this cell passes it every input column.
+    nn.WithLossCell passes one column to the network and one to the loss; this cell passes every column.
     """
 
     def __init__(self, network, loss_fn):
@@ -413,9 +413,9 @@ def train(args):
     learning_rate = LR  # lr_schedule.kind constant
     optimizer = build_optimizer(network, learning_rate)
     loss_fn = build_loss()
-    # data.inputs: the network takes 2 columns, so Model gets network + loss as one cell naming every
-    # column, and an eval network that does the same (Model(network, loss_fn=...) feeds the network
-    # one column)
+    # data.inputs, data.labels: the network takes 2 columns and the loss 1 label, so Model gets
+    # network + loss as one cell naming every column, and an eval network that does the same
+    # (Model(network, loss_fn=...) feeds one column to each)
     model = Model(
         WithLossColumns(network, loss_fn),
         optimizer=optimizer,

@@ -107,7 +107,7 @@ def build_metrics():
 class WithLossColumns(nn.Cell):
     """network + loss over the named columns (data.inputs, data.labels): loss(network(image, features), label).
 
-    nn.WithLossCell passes the network a single column; this cell passes it every input column.
+    nn.WithLossCell passes one column to the network and one to the loss; this cell passes every column.
     """
 
     def __init__(self, network, loss_fn):
