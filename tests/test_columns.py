@@ -295,3 +295,11 @@ optimizer: {name: momentum, lr: 0.05}
     found = run_preflight(load_config(write(tmp_path, text)))
     assert [p.path for p in found] == ["data.train", "data.train"]  # one per variant: their errors differ
     assert all("data.train must yield 2 columns (image, label) per row" in p.message for p in found)
+
+
+def test_two_columns_python_reads_as_one_name_are_located(tmp_path: Path) -> None:
+    """Columns become variables: Python NFKC-normalizes identifiers, so 'ｆeatures' is 'features'."""
+    text = TWO_INPUTS.replace("inputs: [image, features]", "inputs: [features, \uff46eatures]")
+    found = problems(tmp_path, text)
+    messages = [m for p, _, _, m in found if p == "data.inputs[1]"]
+    assert any("is named twice in data.inputs and data.labels (as Python reads it)" in m for m in messages)

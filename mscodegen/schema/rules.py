@@ -741,12 +741,13 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     named += [(("data", "labels", i), c) for i, c in enumerate(data.labels)]
     seen: set[str] = set()
     for at, column in named:
-        why = column_collision(column)
+        normal = python_name(column)  # the variable Python reads (NFKC): 'ｆeatures' is 'features'
+        why = column_collision(normal)
         if why:
             yield at, why
-        if column in seen:
-            yield at, f"column {column!r} is named twice in data.inputs and data.labels"
-        seen.add(column)
+        if normal in seen:
+            yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
+        seen.add(normal)
     wanted = data.columns
     for split in ("train", "eval"):
         spec = getattr(data, split)
@@ -756,7 +757,7 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         where: Path_ = ("data", split, "columns") if isinstance(spec, ImportedData) else ("data", split)
         if isinstance(spec, ImportedData):
             for i, column in enumerate(have):
-                why = column_collision(column)
+                why = column_collision(python_name(column))
                 if why:
                     yield (*where, i), why
                 if column in have[:i]:
