@@ -26,7 +26,7 @@ from .schema.data import (
 )
 from .schema.data import Dataset as DatasetSpec
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
-from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR
+from .schema.optim import CosineLR, ExponentialLR, ImportedLoss, OneCycleLR, PiecewiseLR, PolynomialLR
 from .schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
@@ -150,6 +150,7 @@ class ColumnOps:
 class Loss:
     name: str
     expr: str
+    factory: ImportedName | None = None  # loss.path (kind: import)
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +439,12 @@ def _image_ops(spec: DatasetSpec) -> tuple[str, ...]:
     return tuple(ops)
 
 
-def build_loss(cfg: Config) -> Loss:
+def build_loss(cfg: Config, rel: Relative) -> Loss:
+    if isinstance(cfg.loss, ImportedLoss):
+        factory = rel.imported(cfg.loss.path, "loss.path")
+        return Loss(
+            f"{factory.module}:{factory.attr} (imported)", call(factory.attr, **cfg.loss.kwargs), factory
+        )
     kwargs: dict[str, object] = {}
     if cfg.loss.kwargs is not None:
         kwargs = dict(cfg.loss.kwargs)

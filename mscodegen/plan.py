@@ -76,6 +76,45 @@ class Header:
 
 
 @dataclass(frozen=True, slots=True)
+class Columns:
+    """data.inputs and data.labels: the names the loops, cells and calls give a batch's columns."""
+
+    inputs: tuple[str, ...]
+    labels: tuple[str, ...]
+
+    @property
+    def batch(self) -> str:
+        """Every column, in the dataset's order: `image, features, label`."""
+        return ", ".join((*self.inputs, *self.labels))
+
+    @property
+    def network_args(self) -> str:
+        """The network's arguments: `image, features`."""
+        return ", ".join(self.inputs)
+
+    @property
+    def label(self) -> str:
+        """The label the metrics get (the first; validate allows only `loss` metrics with several)."""
+        return self.labels[0]
+
+    @property
+    def label_args(self) -> str:
+        """The loss's arguments after the network output: `label`, or `label, weight`."""
+        return ", ".join(self.labels)
+
+    @property
+    def several_labels(self) -> bool:
+        """The loss takes several label columns (the metrics: loss only)."""
+        return len(self.labels) > 1
+
+    @property
+    def own_cells(self) -> bool:
+        """More than one network input or label: nn.WithLossCell / WithEvalCell take (data, label), so the
+        scripts write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
+        return len(self.inputs) > 1 or len(self.labels) > 1
+
+
+@dataclass(frozen=True, slots=True)
 class Shared:
     """Everything both variants print the same way."""
 
@@ -102,6 +141,7 @@ class Shared:
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
+    columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
 
     @property
     def train_data(self) -> Dataset:
@@ -148,6 +188,7 @@ class Plan:
     writes_loss_cell: bool  # the WithLossFp32 cell is written out
     net_with_loss: str | None  # the class wrapping network + loss for TrainStep / Model
     eval_cast_fp32: bool  # WithEvalCell(add_cast_fp32=True)
+    eval_cell: str  # the class wrapping network + loss for evaluation: nn.WithEvalCell or WithEvalColumns
     model: ModelCall | None  # model variant only
     sets_parallel_context: bool  # data parallel through Model: ms.set_auto_parallel_context
     device_notes: tuple[DeviceNote, ...]
@@ -172,7 +213,7 @@ def build_shared(
         network=build_network(cfg, rel),
         data_helpers=data_helpers(cfg),
         datasets=build_datasets(cfg, rel),
-        loss=build_loss(cfg),
+        loss=build_loss(cfg, rel),
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
         metrics=build_metrics(cfg, rel),
@@ -189,6 +230,7 @@ def build_shared(
         freeze=build_freeze(cfg),
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
+        columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
     )
 
 
@@ -225,6 +267,8 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         convert = amp.enabled
         writes_step = uses_loss_cell = True
     net_with_loss = ("WithLossFp32" if amp.cast_loss_fp32 else "nn.WithLossCell") if uses_loss_cell else None
+    if uses_loss_cell and shared.columns.own_cells:
+        net_with_loss = "WithLossColumns"
     writes_loss_cell = net_with_loss == "WithLossFp32"
     what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
     amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
@@ -245,6 +289,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         writes_loss_cell=writes_loss_cell,
         net_with_loss=net_with_loss,
         eval_cast_fp32=amp.cast_loss_fp32,
+        eval_cell="WithEvalColumns" if shared.columns.own_cells else "nn.WithEvalCell",
         model=model,
         sets_parallel_context=model is not None and shared.parallel is not None,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
@@ -279,6 +324,14 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
             )
         )
     resume_cell = "model.train_network" if shared.ema is not None else "None"
+    if shared.columns.own_cells:
+        c = shared.columns
+        takes = f"the network takes {_count(len(c.inputs), 'column')} and the loss {_count(len(c.labels), 'label')}"
+        reason = (
+            f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
+            "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
+        )
+        return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
     if convert and amp.cast_loss_fp32:
         reason = (
             "amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the network is "
@@ -286,6 +339,10 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
         )
         return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
     return ModelCall("network", (), tuple(kwargs), resume_cell)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _imports(

@@ -178,7 +178,11 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         if factory:
             return factory, f"importing it failed: {error}"
     if _COLUMNS.search(stderr):
-        return ("data", split), f"data.{split} must yield two columns (image, label) per row ({error})"
+        columns = loaded.config.data.columns  # data.inputs, then data.labels
+        return (
+            ("data", split),
+            f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row ({error})",
+        )
     called = _called_key(stderr, error, loaded) if error else None
     if called:
         return called, f"calling it failed: {error}"

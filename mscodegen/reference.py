@@ -87,8 +87,12 @@ def _rows(model: type[BaseModel], prefix: str, seen: dict[tuple[object, ...], st
         if len(nested) == 1:
             rows += _rows(nested[0], f"{path}.", seen)
         elif nested:
-            tag = "kind" if "kind" in nested[0].model_fields else "name"
+            tag = "kind" if any("kind" in sub.model_fields for sub in nested) else "name"
             for sub in nested:
+                if tag not in sub.model_fields:  # the form without a kind (loss: a mindspore.nn loss)
+                    rows.append(f"| `{path}` without `{tag}` | | | {_doc(sub)} |")
+                    rows += _rows(sub, f"{path}.", seen)
+                    continue
                 choice = get_args(sub.model_fields[tag].annotation)[0]
                 rows.append(f"| `{path}` with `{tag}: {choice}` | | | {_doc(sub)} |")
                 rows += [r for r in _rows(sub, f"{path}.", seen) if not r.startswith(f"| `{path}.{tag}` ")]

@@ -240,3 +240,41 @@ def test_functions_that_import_a_user_object_use_only_reserved_names(tmp_path: P
             elif isinstance(node, ast.FunctionDef) and node is not host:
                 used.add(node.name)
     assert used - user <= RESERVED_NAMES, sorted(used - user - RESERVED_NAMES)
+
+
+# --- named columns (data.inputs, data.labels) -------------------------------------------------------
+
+COLUMN_HOSTS = ("train", "evaluate", "construct", "forward")
+
+
+@pytest.mark.parametrize("script", GENERATED, ids=[str(p.relative_to(REPO)) for p in GENERATED])
+def test_column_names_cannot_take_a_local_of_the_training_code(script: Path) -> None:
+    """Columns are loop variables and cell arguments: every other local there is in COLUMN_LOCALS."""
+    from mscodegen.schema.names import COLUMN_LOCALS
+
+    columns = {"image", "label", "features"}  # the columns the examples name
+    local: set[str] = set()
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and node.name in COLUMN_HOSTS:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    local.add(n.id)
+                elif isinstance(n, ast.arg):
+                    local.add(n.arg)
+    assert local - columns <= COLUMN_LOCALS, sorted(local - columns - COLUMN_LOCALS)
+
+
+def test_a_column_named_like_a_local_is_located(tmp_path: Path) -> None:
+    (tmp_path / "parts.py").write_text("def rows(**kwargs):\n    pass\n")
+    text = """\
+network: {kind: builtin, name: mlp, input_shape: [1, 1, 4]}
+data:
+  inputs: [loss]
+  labels: [label]
+  train: {kind: import, factory: 'parts:rows', columns: [loss, label]}
+optimizer: {name: momentum}
+"""
+    found = problems(tmp_path, text)
+    assert ("data.inputs[0]", 3, 12) in where(found)
+    assert ("data.train.columns[0]", 5, 58) in where(found)
+    assert all("the generated training code uses itself" in m for _, _, _, m in found)

@@ -16,7 +16,7 @@ from ._base import RUN_NAME_PATTERN, Section
 from .data import Data, Dataset, ImportedData
 from .ema import Ema
 from .network import Network
-from .optim import ConstantLR, Loss, LRSchedule, Optimizer
+from .optim import ConstantLR, Loss, LossSection, LRSchedule, Optimizer
 from .parallel import Parallel
 from .precision import Amp, Grad, LossScale, NoLossScale
 from .runtime import Runtime
@@ -68,7 +68,7 @@ class Config(Section):
     runtime: Runtime = Field(default_factory=Runtime)
     network: Network
     data: Data
-    loss: Loss = Field(default_factory=Loss)
+    loss: LossSection = Field(default_factory=Loss)
     optimizer: Optimizer
     lr_schedule: LRSchedule = Field(default_factory=lambda: ConstantLR(kind="constant"))
     train: Train = Field(default_factory=Train)

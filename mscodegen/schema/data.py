@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
 
 from .. import _pipeline
-from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, Seed, _check_literal_value
+from ._base import (
+    Identifier,
+    ImportPath,
+    Kwargs,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    Seed,
+    _check_literal_value,
+)
 
 
 class Normalize(Section):
@@ -52,8 +61,12 @@ PipelineEntry = Annotated[
         description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
     ),
 ]
+# The built-in sources' columns; an imported source names its own (`columns`), and rules.py checks
+# that its pipelines name one of them.
 Column = Literal["image", "label"]
 ColumnPipelines = dict[Column, list[PipelineEntry]]
+ImportedColumnPipelines = dict[Identifier, list[PipelineEntry]]
+BUILTIN_COLUMNS = ("image", "label")
 
 
 def _transforms_form(value: object) -> str:
@@ -69,7 +82,7 @@ TransformsField = Annotated[
     Field(
         description=(
             "Either the fixed form (resize, rescale, normalize, hwc_to_chw) or, per column (`image`, "
-            "`label`), an ordered list of MindSpore dataset ops `{OpName: {kwargs}}` (MMPretrain style), "
+            "`label`, or an imported source's `columns`), an ordered list of MindSpore dataset ops `{OpName: {kwargs}}` (MMPretrain style), "
             "e.g. `image: [{RandomResizedCrop: {size: 32}}, {HWC2CHW: {}}]`; nothing is added implicitly. "
             "Enum values by member name (`interpolation: BILINEAR`), dtypes by name (`data_type: int32`)."
         )
@@ -203,11 +216,22 @@ class ImageFolderData(_FileLoader):
 
 
 class ImportedData(_Loader):
-    """The user's own factory returning a ds.Dataset of (image, label) rows, before batching."""
+    """The user's own factory returning a ds.Dataset of rows with named columns, before batching."""
 
     kind: Literal["import"]
     factory: ImportPath
     kwargs: Kwargs = Field(default_factory=dict)
+    columns: Annotated[list[Identifier], Field(min_length=2)] = Field(
+        default_factory=lambda: list(BUILTIN_COLUMNS),
+        description=(
+            "The dataset's column names, in its order, e.g. [image, features, label]: data.inputs then "
+            "data.labels. Default [image, label]."
+        ),
+    )
+    transforms: ImportedColumnPipelines | None = Field(
+        None,
+        description="Per column, an ordered list of MindSpore dataset ops (the pipeline form of transforms).",
+    )
     image_shape: Annotated[list[PositiveInt], Field(min_length=3, max_length=3)] | None = Field(
         None, description="[C, H, W] of one image, needed only by builtin networks."
     )
@@ -224,6 +248,29 @@ class Data(Section):
 
     train: Dataset
     eval: Dataset | None = None
+    inputs: Annotated[list[Identifier], Field(min_length=1)] = Field(
+        default_factory=lambda: ["image"],
+        description=(
+            "The columns the network takes, in the order of its construct() arguments, e.g. [image, features]."
+        ),
+    )
+    labels: Annotated[list[Identifier], Field(min_length=1)] = Field(
+        default_factory=lambda: ["label"],
+        description=(
+            "The columns the loss receives after the network's output, in order: loss(logits, *labels); "
+            "more than one needs an imported loss."
+        ),
+    )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column a batch carries: the inputs, then the labels."""
+        return (*self.inputs, *self.labels)
+
+
+def columns_of(spec: object) -> tuple[str, ...]:
+    """The columns a source yields, in order: an imported source's `columns`, else image and label."""
+    return tuple(getattr(spec, "columns", BUILTIN_COLUMNS))
 
 
 def fixed_transforms(spec: object) -> Transforms | None:
@@ -242,7 +289,7 @@ def pipelines_of(data: Data, split: str) -> dict[str, list[dict[str, Any]]] | No
     transforms = getattr(spec, "transforms", None)
     train = getattr(data.train, "transforms", None)
     if split == "eval" and spec is not None and "transforms" not in spec.model_fields_set:  # noqa: SIM102
-        if isinstance(train, dict) and hasattr(spec, "transforms"):
+        if isinstance(train, dict) and hasattr(spec, "transforms") and set(train) <= set(columns_of(spec)):
             return {column: _pipeline.eval_entries(entries) for column, entries in train.items()}
     return dict(transforms) if isinstance(transforms, dict) else None
 
@@ -255,4 +302,5 @@ def eval_pipelines_derived(data: Data) -> bool:
         and hasattr(spec, "transforms")
         and "transforms" not in spec.model_fields_set
         and isinstance(getattr(data.train, "transforms", None), dict)
+        and set(getattr(data.train, "transforms", {})) <= set(columns_of(spec))
     )

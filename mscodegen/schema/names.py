@@ -45,6 +45,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
         "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
         "BestCheckpoints", "KeepBest",
+        # data.inputs (issue 10: named columns)
+        "WithEvalColumns", "WithLossColumns",
     }
 )  # fmt: skip
 
@@ -70,6 +72,22 @@ HOST_LOCALS = frozenset(
     }
 )  # fmt: skip
 
+# Names train(), evaluate() and the train/eval cells give their own values: a column (data.inputs,
+# data.labels) names a loop variable and a cell argument there, so it must not take one of these.
+# tests/test_names.py checks this set against the generated scripts.
+COLUMN_LOCALS = frozenset(
+    {
+        "_", "args", "average", "batches", "callbacks", "checkpoint_config", "checkpoint_dir", "checkpoint_every",
+        "dataset", "decay", "directory", "done", "early_stop", "ema", "epoch", "epoch_start", "eval_dataset",
+        "eval_log", "eval_net", "every", "finite", "grads", "group_size", "iterator", "learning_rate", "logits",
+        "loss", "loss_fn", "loss_log", "loss_scale", "lr", "metric", "metrics", "model", "name", "network",
+        "optimizer", "overflow", "rank", "results", "resume_dir", "resume_params", "resume_saved",
+        "save_checkpoints", "save_resume", "saved_checkpoints", "self", "start_epoch", "start_step",
+        "start_step_in_epoch", "step", "step_counter", "step_in_epoch", "steps_per_epoch", "stop",
+        "train_dataset", "train_step", "updates", "weight", "x",
+    }
+)  # fmt: skip
+
 SCRIPT_NAMES = SCRIPT_IMPORTS | SCRIPT_DEFINITIONS | SCRIPT_CONSTANTS | HOST_LOCALS
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 RESERVED_NAMES = SCRIPT_NAMES | BUILTIN_NAMES
@@ -81,4 +99,13 @@ def collision(name: str) -> str | None:
         return f"{name!r} is a name the generated scripts use themselves; rename your object"
     if name in BUILTIN_NAMES:
         return f"{name!r} would shadow Python's builtin {name}() in the generated scripts; rename your object"
+    return None
+
+
+def column_collision(name: str) -> str | None:
+    """Why `name` cannot name a column (a loop variable and cell argument in the scripts), or None."""
+    if name in COLUMN_LOCALS or name in SCRIPT_NAMES:
+        return f"{name!r} is a name the generated training code uses itself; rename the column"
+    if name in BUILTIN_NAMES:
+        return f"{name!r} would shadow Python's builtin {name} in the generated scripts; rename the column"
     return None

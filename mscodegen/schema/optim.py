@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
-from ._base import Kwargs, NonNegativeFloat, PositiveFloat, PositiveFloat32, PositiveInt, Section
+from ._base import ImportPath, Kwargs, NonNegativeFloat, PositiveFloat, PositiveFloat32, PositiveInt, Section
 
 LOSS_CLASSES = (
     "SoftmaxCrossEntropyWithLogits",
@@ -29,6 +29,36 @@ class Loss(Section):
         None,
         description="Default: {sparse: true, reduction: mean} for SoftmaxCrossEntropyWithLogits, none for the others.",
     )
+
+
+class ImportedLoss(Section):
+    """The user's own loss: a factory (class or function) returning an nn.Cell, called as loss(logits, label)."""
+
+    kind: Literal["import"]
+    path: ImportPath
+    kwargs: Kwargs = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """What the scripts and messages call it: the import path."""
+        return self.path
+
+
+def _loss_kind(value: object) -> str:
+    """`kind: import` is the imported form; the built-in form has no kind."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "import" if kind == "import" else "builtin"
+
+
+LossSection = Annotated[
+    Annotated[Loss, Tag("builtin")] | Annotated[ImportedLoss, Tag("import")],
+    Discriminator(_loss_kind),
+    Field(
+        description=(
+            "A mindspore.nn loss (`name`, `kwargs`) or the user's own (`kind: import`, `path`, `kwargs`)."
+        )
+    ),
+]
 
 
 DECAY_FILTERS = ("mindspore_default", "every_parameter", "no_norm_no_bias", "all")

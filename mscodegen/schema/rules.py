@@ -17,10 +17,10 @@ from .. import _pipeline
 from .._suggest import did_you_mean
 from . import Config, image_shape_of, soft_label_classes
 from ._base import python_name
-from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
-from .names import collision
+from .data import BUILTIN_COLUMNS, Dataset, ImportedData, columns_of, fixed_transforms, pipelines_of
+from .names import collision, column_collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .optim import CosineLR, ExponentialLR, ImportedLoss, PiecewiseLR, PolynomialLR, WarmupCosineLR
 from .sources import class_count, sample_count
 from .training import ImportedMetric, TopKMetric, eval_metrics
 
@@ -312,7 +312,7 @@ def _network_classes(cfg: Config) -> tuple[int, Path_] | None:
 
 
 def _classifies(cfg: Config) -> bool:
-    return cfg.loss.name not in REGRESSION_LOSSES
+    return cfg.loss.name not in REGRESSION_LOSSES and not isinstance(cfg.loss, ImportedLoss)
 
 
 @_rule("network", "data", "loss")
@@ -577,6 +577,8 @@ def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[Path_, 
                 yield ("eval", "metrics", i, "class"), metric.cls
     if "grad" in valid and cfg.grad.process:
         yield ("grad", "process"), cfg.grad.process
+    if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
+        yield ("loss", "path"), cfg.loss.path
 
 
 def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Problem]:
@@ -602,6 +604,8 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
             )
     if "grad" in valid and cfg.grad.process:
         problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
+    if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
+        problems += _import_problems(cfg.loss.path, ("loss", "path"), config_dir, cfg.loss.kwargs)
     return problems
 
 
@@ -727,3 +731,113 @@ def _top_level_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
     return names
+
+
+@_rule("data")
+def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """data.inputs + data.labels name every column of each source, in its order (the loops unpack them)."""
+    data = cfg.data
+    named: list[tuple[Path_, str]] = [(("data", "inputs", i), c) for i, c in enumerate(data.inputs)]
+    named += [(("data", "labels", i), c) for i, c in enumerate(data.labels)]
+    seen: set[str] = set()
+    for at, column in named:
+        normal = python_name(column)  # the variable Python reads (NFKC): 'ｆeatures' is 'features'
+        why = column_collision(normal)
+        if why:
+            yield at, why
+        if normal in seen:
+            yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
+        seen.add(normal)
+    wanted = data.columns
+    for split in ("train", "eval"):
+        spec = getattr(data, split)
+        if spec is None:
+            continue
+        have = columns_of(spec)
+        where: Path_ = ("data", split, "columns") if isinstance(spec, ImportedData) else ("data", split)
+        if isinstance(spec, ImportedData):
+            for i, column in enumerate(have):
+                why = column_collision(python_name(column))
+                if why:
+                    yield (*where, i), why
+                if column in have[:i]:
+                    yield (*where, i), f"column {column!r} is listed twice"
+        source = f"data.{split} ({spec.kind})"
+        for at, column in named:
+            if column not in have:
+                yield (
+                    at,
+                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
+                    + did_you_mean(column, [c for c in have if c not in wanted]),
+                )
+        missing = [c for c in have if c not in wanted]
+        if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
+            yield (
+                where,
+                f"{source} yields {len(have)} columns ({', '.join(have)}) but data.inputs + data.labels "
+                f"name {len(wanted)} ({', '.join(wanted)}): {', '.join(missing)} would feed neither the network "
+                "nor the loss (name every column in data.inputs or data.labels)",
+            )
+        elif set(have) == set(wanted) and have != wanted:
+            yield (
+                where,
+                f"{source} yields its columns in the order {', '.join(have)} but the scripts unpack each batch "
+                f"as data.inputs then data.labels ({', '.join(wanted)}): list them in the same order",
+            )
+        pipelines = getattr(spec, "transforms", None)
+        if isinstance(pipelines, dict):
+            for column in pipelines:
+                if column not in have:
+                    yield (
+                        ("data", split, "transforms", column),
+                        f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
+                        + did_you_mean(column, have),
+                    )
+        if spec.batch_transforms and wanted != BUILTIN_COLUMNS:
+            yield (
+                ("data", split, "batch_transforms"),
+                "batch_transforms mix the image and label columns: they need data.inputs: [image] and "
+                "data.labels: [label]",
+            )
+
+
+@_rule("data", "loss", "eval")
+def _many_labels_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Several label columns: a loss that takes them all, and metrics that need no single label."""
+    labels = cfg.data.labels
+    if len(labels) < 2:
+        return
+    if not isinstance(cfg.loss, ImportedLoss):
+        yield (
+            ("data", "labels"),
+            f"{len(labels)} label columns ({', '.join(labels)}) but {cfg.loss.name} takes one: use your own "
+            "loss (loss: {kind: import, path: ...}), called as loss(logits, " + ", ".join(labels) + ")",
+        )
+    written = cfg.eval is not None and "metrics" in cfg.eval.model_fields_set
+    for i, metric in enumerate(eval_metrics(cfg.eval, cfg.loss.name) if cfg.data.eval is not None else ()):
+        if metric.key != "loss":
+            yield (
+                ("eval", "metrics", i) if written else ("data", "labels"),
+                f"with {len(labels)} label columns (data.labels) only the loss is evaluated: a metric "
+                f"comparing the network output with one label ({metric.key}) is not supported yet",
+            )
+
+
+@_rule("data", "network", "amp")
+def _many_inputs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Several network inputs: an imported network that takes them; several columns: float32 cells."""
+    inputs = cfg.data.inputs
+    if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
+        yield (
+            ("amp", "level"),
+            f"amp.level {cfg.amp.level} with {len(cfg.data.columns)} columns (data.inputs, data.labels) is not "
+            "supported yet: use O0",
+        )
+    if len(inputs) < 2:
+        return
+    if not isinstance(cfg.network, ImportedNetwork):
+        yield (
+            ("data", "inputs"),
+            f"{len(inputs)} network inputs ({', '.join(inputs)}) but the {cfg.network.kind} network "
+            f"{getattr(cfg.network, 'name', '')} takes one: use your own network (network.kind: import)",
+        )

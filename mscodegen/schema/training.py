@@ -86,7 +86,8 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
     """eval.metrics when the config lists none: they follow the loss."""
     if loss_name in REGRESSION_LOSSES:
         return REGRESSION_METRICS
-    if loss_name == "BCEWithLogitsLoss":
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
+    if loss_name == "BCEWithLogitsLoss" or ":" in loss_name:
         return BINARY_METRICS
     return DEFAULT_METRICS
 
@@ -106,7 +107,7 @@ class Eval(Section):
         default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
-        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss.",
+        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss and an imported loss.",
     )
 
 
