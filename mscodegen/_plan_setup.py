@@ -6,6 +6,7 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -307,6 +308,8 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
     changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
     if pipelines is not None:
         changes["image_ops"] = ()  # the pipeline form adds nothing implicitly
+        if plan.label_cast and _casts_to_int32(pipelines.get("label") or []):
+            changes["label_cast"] = False  # the label pipeline already ends with the int32 cast
     if classes is not None:
         one_hot, batch_ops = _soft_labels(cfg, split, classes)
         changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
@@ -320,6 +323,14 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
             "shuffled", f"shuffled through a buffer of {buffer} after the transforms"
         )
     return replace(plan, **changes)  # type: ignore[arg-type]
+
+
+def _casts_to_int32(entries: Sequence[_pipeline.Entry]) -> bool:
+    """The pipeline's last op is TypeCast to int32 (as MindSpore's quick start writes the label cast)."""
+    if not entries:
+        return False
+    name, params = _pipeline.split_entry(entries[-1])
+    return name == "TypeCast" and params.get("data_type") == "int32"
 
 
 def data_helpers(cfg: Config) -> tuple[str, ...]:
