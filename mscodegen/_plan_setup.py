@@ -36,7 +36,11 @@ OPTIMIZER_CLASSES = {
     "adam": "Adam",
     "adamw": "AdamWeightDecay",
     "rmsprop": "RMSProp",
+    "lamb": "Lamb",
+    "lion": "Lion",
 }
+# Optimizers that are not in mindspore.nn: the module the script imports them from.
+OPTIMIZER_MODULES = {"lion": "mindcv.optim.lion"}
 METRIC_CLASSES = {
     "accuracy": "nn.Accuracy()",
     "loss": "nn.Loss()",
@@ -178,6 +182,12 @@ class Optimizer:
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
     decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
     groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+    module: str | None = None  # where class_name is imported from; None: mindspore.nn
+
+    @property
+    def constructor(self) -> str:
+        """The expression the script calls: nn.Momentum, or the imported class itself (Lion)."""
+        return self.class_name if self.module else f"nn.{self.class_name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,8 +489,10 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args.append(("dampening", literal(opt.dampening)))
     if opt.name in ("momentum", "sgd") and opt.nesterov:
         args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
-    if opt.name in ("adam", "adamw"):
+    if opt.name in ("adam", "adamw", "lamb"):
         args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "lion":
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
     if opt.name == "rmsprop":
         args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
         args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
@@ -493,6 +505,7 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     note = None
     if opt.decay_filter == "all":
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
+    module = OPTIMIZER_MODULES.get(opt.name)
     return Optimizer(
         opt.name,
         OPTIMIZER_CLASSES[opt.name],
@@ -502,6 +515,7 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         decay_note=note,
         decays_expr=DECAY_EXPRS[rule],
         groups=_optimizer_groups(cfg),
+        module=module,
     )
 
 

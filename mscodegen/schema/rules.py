@@ -21,6 +21,7 @@ from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .precision import FixedLossScale
 from .sources import class_count, sample_count
 from .training import ImportedMetric, TopKMetric, eval_metrics
 
@@ -207,6 +208,26 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+
+
+@_rule("optimizer", "runtime", "loss_scale")
+def _optimizer_device_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Optimizers that MindSpore 2.10 cannot run as configured."""
+    if cfg.optimizer.name != "lamb":
+        return
+    if cfg.runtime.device_target == "CPU":
+        yield (
+            ("optimizer", "name"),
+            "lamb: nn.Lamb's kernel has no CPU implementation in MindSpore 2.10 (Unsupported op [Lamb] on "
+            "CPU); use runtime.device_target GPU or Ascend, or another optimizer (adamw, lion)",
+        )
+    ls = cfg.loss_scale
+    if isinstance(ls, FixedLossScale) and not ls.drop_overflow_update:
+        yield (
+            ("loss_scale", "drop_overflow_update"),
+            "lamb: nn.Lamb takes no loss_scale, so a fixed loss scale needs drop_overflow_update: true "
+            "(the gradients are unscaled before the optimizer)",
+        )
 
 
 @_rule("grad", "data.train", "train", "parallel")
