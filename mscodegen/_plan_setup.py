@@ -26,6 +26,7 @@ from .schema.data import (
     pipelines_of,
 )
 from .schema.data import Dataset as DatasetSpec
+from .schema.layers import layers_of
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.optim import CosineLR, ExponentialLR, OneCycleLR, PiecewiseLR, PolynomialLR
 from .schema.training import ImportedMetric, TopKMetric, eval_metrics
@@ -182,6 +183,7 @@ class Optimizer:
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
     decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
     groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+    groups_key: str = "optimizer.groups"  # the key the groups come from: optimizer.groups or layer_decay
     module: str | None = None  # where class_name is imported from; None: mindspore.nn
 
     @property
@@ -497,8 +499,9 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
         args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
     rule = opt.decay_rule
-    decay_filter = rule == "no_norm_no_bias" and not opt.groups
-    if opt.weight_decay and rule == "mindspore_default" and not opt.groups:
+    groups = _optimizer_groups(cfg)
+    decay_filter = rule == "no_norm_no_bias" and not groups
+    if opt.weight_decay and rule == "mindspore_default" and not groups:
         args.append(("weight_decay", "WEIGHT_DECAY"))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", "LOSS_SCALE"))
@@ -514,13 +517,16 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         decay_rule=rule,
         decay_note=note,
         decays_expr=DECAY_EXPRS[rule],
-        groups=_optimizer_groups(cfg),
+        groups=groups,
+        groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
         module=module,
     )
 
 
 def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
     opt = cfg.optimizer
+    if opt.layer_decay is not None:
+        return _layer_decay_groups(cfg, opt.layer_decay.rate)
     if not opt.groups:
         return ()
     out = []
@@ -550,6 +556,35 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
             None,
             "WEIGHT_DECAY",
             "every other parameter: the schedule, optimizer.weight_decay",
+        )
+    )
+    return tuple(out)
+
+
+def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
+    """optimizer.layer_decay: a group per layer but the last (mscodegen.schema.layers), which is the default."""
+    layers = layers_of(cfg.network)
+    assert layers is not None  # rules.py rejects networks without layer ids
+    last = len(layers) - 1
+    out = [
+        OptimizerGroup(
+            name=f"layer_{i}",
+            key="optimizer.layer_decay",
+            patterns=layer.patterns,
+            lr_scale=literal(rate ** (last - i)),
+            weight_decay="WEIGHT_DECAY",
+            comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
+        )
+        for i, layer in enumerate(layers[:-1])
+    ]
+    out.append(
+        OptimizerGroup(
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
         )
     )
     return tuple(out)

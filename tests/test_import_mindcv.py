@@ -617,6 +617,7 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
             {"not converted": {"loss_scale_type"}},
             {"loss_scale": None},
         ),
+        ("layer_decay: 0.75", {"not converted": {"layer_decay"}}, {}),
         (
             'opt: "lion"\nlr: 0.0002\nweight_decay: 0.1',
             {},

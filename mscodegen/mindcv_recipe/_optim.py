@@ -62,7 +62,14 @@ def optimizer(c: Converter) -> None:
     c.mapped("weight_decay")
     _decay_filter(c)
     if c.opt_float("layer_decay") is not None:
-        c.unconverted("layer_decay", "mscodegen has one learning rate for all layers")
+        # Measured with mindcv 0.3.0: param_groups_layer_decay puts every parameter in layer 0 (no model
+        # defines group_matcher or pretrained_cfg), so every LR scale is 1 -- unlike optimizer.layer_decay.
+        c.unconverted(
+            "layer_decay",
+            "mindcv 0.3.0 scales no LR with it (its layer map puts every parameter in layer 0); unless "
+            "weight_decay_filter is auto it only zeroes the weight decay of 1-D parameters. mscodegen's "
+            "optimizer.layer_decay would scale the LRs",
+        )
     else:
         c.mapped("layer_decay")
 

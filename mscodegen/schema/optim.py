@@ -60,6 +60,16 @@ class ParamGroup(Section):
         return self
 
 
+class LayerDecay(Section):
+    """Layer-wise LR decay (mindcv's layer_decay, as in BEiT/MAE fine-tuning): with layers 0..L counted from
+    the input side, layer i trains at the schedule's LR x rate ** (L - i), the last layer at the full LR.
+    Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (README: Layer-wise LR decay)."""
+
+    rate: Annotated[float, Field(gt=0, le=1)] = Field(
+        description="Factor per layer towards the input, e.g. 0.75 (1: no decay)."
+    )
+
+
 class _Optimizer(Section):
     lr: PositiveFloat32 = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
     weight_decay: NonNegativeFloat = 0.0
@@ -75,6 +85,11 @@ class _Optimizer(Section):
         default_factory=list,
         description="Parameter groups by name pattern with their own lr / lr_scale and weight_decay; the "
         "lr_schedule applies to every group.",
+    )
+    layer_decay: LayerDecay | None = Field(
+        None,
+        description="Layer-wise LR decay: one parameter group per layer, LR scaled by rate ** (layers "
+        "after it). Not with groups.",
     )
 
     @property

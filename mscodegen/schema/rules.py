@@ -18,6 +18,7 @@ from .._suggest import did_you_mean
 from . import Config, image_shape_of, soft_label_classes
 from ._base import python_name
 from .data import Dataset, ImportedData, fixed_transforms, pipelines_of
+from .layers import layers_of
 from .names import collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import CosineLR, ExponentialLR, PiecewiseLR, PolynomialLR, WarmupCosineLR
@@ -208,6 +209,25 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+
+
+@_rule("optimizer", "network")
+def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    if cfg.optimizer.layer_decay is None:
+        return
+    if cfg.optimizer.groups:
+        yield (
+            ("optimizer", "layer_decay"),
+            "builds one parameter group per layer itself; it cannot be combined with optimizer.groups",
+        )
+    if layers_of(cfg.network) is None:
+        net = cfg.network
+        what = f"{net.kind} network {getattr(net, 'name', '')}".rstrip()
+        yield (
+            ("optimizer", "layer_decay"),
+            f"layer ids are defined for builtin lenet5 and mlp and mindcv vit_* models, not for the {what}; "
+            "use optimizer.groups with lr_scale per name pattern instead",
+        )
 
 
 @_rule("optimizer", "runtime", "loss_scale")
