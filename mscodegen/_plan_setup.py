@@ -331,8 +331,12 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
         changes["modules"] = tuple(sorted(used))
     if buffer is not None:
         changes.update(shuffle_buffer=buffer, shuffle_after=False)
+        in_source = (
+            isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer) and spec.shuffle.in_source
+        )
+        also = " (and in the source first)" if in_source else ""
         changes["summary"] = plan.summary.replace(
-            "shuffled", f"shuffled through a buffer of {buffer} after the transforms"
+            "shuffled", f"shuffled through a buffer of {buffer} after the transforms{also}"
         )
     return replace(plan, **changes)  # type: ignore[arg-type]
 
@@ -370,7 +374,7 @@ def _soft_labels(cfg: Config, split: str, classes: int) -> tuple[tuple[str, ...]
 def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
     shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
     # a buffered shuffle happens after the maps (_with_pipelines), not in the source
-    source_shuffle = shuffle and not isinstance(spec.shuffle, ShuffleBuffer)
+    source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
     function = f"build_{split}_dataset"
     args: dict[str, object] = {}
     if spec.kind != "import":

@@ -1,6 +1,7 @@
 """examples/mnist_quickstart.yaml: MindSpore's 1.x LeNet5/MNIST quick start as a config. Both variants train
 on an MNIST-format directory written by examples/make_mnist.py, step for step equal; the generated network is
-the quick start's LeNet5 class, weight for weight."""
+the quick start's LeNet5 class, weight for weight, and the generated training batches are its create_dataset's,
+bit for bit and in the same order."""
 
 from __future__ import annotations
 
@@ -15,11 +16,66 @@ import yaml
 from sklearn.datasets import load_digits
 from test_weight_init import PROBE
 
+from mscodegen.config import load_config
+from mscodegen.errors import ConfigError
 from mscodegen.parity import generate_both
 
-from conftest import REPO, assert_identical, run_both
+from conftest import REPO, TINY, assert_identical, merge, run_both
 
 EXAMPLE = REPO / "examples" / "mnist_quickstart.yaml"
+
+# The 1.x quick start's create_dataset as the tutorial writes it (2.x import paths), on a directory that
+# holds only the train files (the tutorial's MNIST_Data/train); every batch must equal the generated
+# build_train_dataset's, after the same ms.set_seed.
+DATA_PROBE = """
+import importlib.util, json, sys
+import mindspore as ms
+import mindspore.dataset as ds
+import mindspore.dataset.transforms as C
+import mindspore.dataset.vision as CV
+import numpy as np
+from mindspore.dataset.vision import Inter
+
+def create_dataset(data_path, batch_size=32, repeat_size=1, num_parallel_workers=1):
+    mnist_ds = ds.MnistDataset(data_path)
+    resize_height, resize_width = 32, 32
+    rescale = 1.0 / 255.0
+    shift = 0.0
+    rescale_nml = 1 / 0.3081
+    shift_nml = -1 * 0.1307 / 0.3081
+    resize_op = CV.Resize((resize_height, resize_width), interpolation=Inter.LINEAR)
+    rescale_nml_op = CV.Rescale(rescale_nml, shift_nml)
+    rescale_op = CV.Rescale(rescale, shift)
+    hwc2chw_op = CV.HWC2CHW()
+    type_cast_op = C.TypeCast(ms.int32)
+    mnist_ds = mnist_ds.map(operations=type_cast_op, input_columns="label", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=resize_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=rescale_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=rescale_nml_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=hwc2chw_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.shuffle(buffer_size=10000)
+    mnist_ds = mnist_ds.batch(batch_size, drop_remainder=True)
+    mnist_ds = mnist_ds.repeat(repeat_size)
+    return mnist_ds
+
+def batches(dataset):
+    return [(i.asnumpy(), l.asnumpy()) for i, l in dataset.create_tuple_iterator(num_epochs=1)]
+
+spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+mod.set_runtime()
+ours = batches(mod.build_train_dataset())
+ms.set_seed(mod.SEED)
+theirs = batches(create_dataset(sys.argv[2]))
+print(json.dumps({
+    "batches": [len(ours), len(theirs)],
+    "dtypes": [str(ours[0][0].dtype), str(ours[0][1].dtype), str(theirs[0][1].dtype)],
+    "shapes": [list(ours[0][0].shape), list(theirs[0][0].shape)],
+    "equal": [bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])) for a, b in zip(ours, theirs)],
+    "shuffled": bool(not np.array_equal(ours[0][1], np.sort(ours[0][1]))),
+}))
+"""
 
 
 def _make_mnist():
@@ -77,3 +133,53 @@ def test_quickstart_network_is_the_tutorials_lenet5(tmp_path: Path) -> None:
     ours, theirs = result["names"]
     assert ours == theirs
     assert result["equal"] == ours
+
+
+@pytest.mark.slow
+def test_quickstart_batches_equal_the_tutorials_create_dataset(tmp_path: Path) -> None:
+    config = _config(tmp_path, train=96, test=32)
+    tutorial_dir = tmp_path / "MNIST_Data" / "train"  # the tutorial's layout: train files only
+    tutorial_dir.mkdir(parents=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        (tutorial_dir / name).write_bytes((tmp_path / "mnist" / name).read_bytes())
+    scripts = generate_both(config, tmp_path / "out")
+    probe = tmp_path / "data_probe.py"
+    probe.write_text(DATA_PROBE)
+    out = subprocess.run(
+        [sys.executable, str(probe), str(scripts["native"]), str(tutorial_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["batches"] == [3, 3]
+    assert result["dtypes"] == ["float32", "int32", "int32"]
+    assert result["shapes"] == [[32, 1, 32, 32], [32, 1, 32, 32]]
+    assert result["equal"] == [True, True, True]  # same images (bit for bit), same order
+    assert result["shuffled"]
+
+
+def test_shuffle_in_source_is_rejected_for_imported_data(tmp_path: Path) -> None:
+    config = merge(
+        TINY,
+        {
+            "data": {
+                "train": {
+                    "kind": "import",
+                    "factory": "mydata:make",
+                    "image_shape": [1, 8, 8],
+                    "shuffle": {"buffer_size": 16, "in_source": True},
+                    "num_samples": None,
+                    "num_classes": None,
+                    "seed": None,
+                }
+            }
+        },
+    )
+    (tmp_path / "mydata.py").write_text("def make():\n    raise NotImplementedError\n")
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert [p.path for p in info.value.problems] == ["data.train.shuffle.in_source"]

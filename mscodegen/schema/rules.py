@@ -211,6 +211,17 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
 
 
+@_rule("data")
+def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
+        shuffle = getattr(spec, "shuffle", None)
+        if isinstance(spec, ImportedData) and getattr(shuffle, "in_source", False):
+            yield (
+                ("data", split, "shuffle", "in_source"),
+                "the factory builds the source itself: shuffle it there (kind import has no source shuffle)",
+            )
+
+
 @_rule("optimizer", "network")
 def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
     if cfg.optimizer.layer_decay is None:
