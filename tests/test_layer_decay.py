@@ -115,3 +115,14 @@ def test_layer_decay_errors_point_at_the_key(tmp_path: Path, overrides: dict, me
         load_config(_write(tmp_path, merge(LENET, overrides)))
     (problem,) = [p for p in info.value.problems if re.search(message, p.message + p.path)]
     assert problem.path.startswith("optimizer.layer_decay")
+
+
+def test_explain_shows_the_groups_layer_decay_wrote(tmp_path: Path, capsys) -> None:
+    from mscodegen.cli import main
+
+    assert main(["explain", str(_write(tmp_path, LENET)), "optimizer.layer_decay"]) == 0
+    out = capsys.readouterr().out
+    for script in ("train_model.py", "train_native.py"):
+        assert f"{script}: lines optimizer.layer_decay produced" in out
+    assert '"layer_0": ("conv1.*",),' in out
+    assert "lr = learning_rate * 0.0625" in out
