@@ -183,3 +183,12 @@ def test_shuffle_in_source_is_rejected_for_imported_data(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert [p.path for p in info.value.problems] == ["data.train.shuffle.in_source"]
+
+
+def test_label_pipeline_cast_is_not_repeated() -> None:
+    # MNIST labels are uint32; the config's label pipeline casts them to int32, so the implicit cast that
+    # kind mnist gets otherwise is not written again (one cast per dataset function, train and eval).
+    for script in ("train_model.py", "train_native.py"):
+        text = (REPO / "generated" / "mnist_quickstart" / script).read_text()
+        assert text.count("TypeCast") == 2, script
+        assert "label_ops = [transforms.TypeCast(data_type=ms.int32)]" in text
