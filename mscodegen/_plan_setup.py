@@ -6,6 +6,7 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -25,6 +26,7 @@ from .schema.data import (
     pipelines_of,
 )
 from .schema.data import Dataset as DatasetSpec
+from .schema.layers import layers_of
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.optim import CosineLR, ExponentialLR, ImportedLoss, OneCycleLR, PiecewiseLR, PolynomialLR
 from .schema.training import ImportedMetric, TopKMetric, eval_metrics
@@ -35,7 +37,11 @@ OPTIMIZER_CLASSES = {
     "adam": "Adam",
     "adamw": "AdamWeightDecay",
     "rmsprop": "RMSProp",
+    "lamb": "Lamb",
+    "lion": "Lion",
 }
+# Optimizers that are not in mindspore.nn: the module the script imports them from.
+OPTIMIZER_MODULES = {"lion": "mindcv.optim.lion"}
 METRIC_CLASSES = {
     "accuracy": "nn.Accuracy()",
     "loss": "nn.Loss()",
@@ -178,6 +184,13 @@ class Optimizer:
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
     decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
     groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+    groups_key: str = "optimizer.groups"  # the key the groups come from: optimizer.groups or layer_decay
+    module: str | None = None  # where class_name is imported from; None: mindspore.nn
+
+    @property
+    def constructor(self) -> str:
+        """The expression the script calls: nn.Momentum, or the imported class itself (Lion)."""
+        return self.class_name if self.module else f"nn.{self.class_name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +321,8 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
     changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
     if pipelines is not None:
         changes["image_ops"] = ()  # the pipeline form adds nothing implicitly
+        if plan.label_cast and _casts_to_int32(pipelines.get("label") or []):
+            changes["label_cast"] = False  # the label pipeline already ends with the int32 cast
     if classes is not None:
         one_hot, batch_ops = _soft_labels(cfg, split, classes)
         changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
@@ -317,10 +332,22 @@ def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
         changes["modules"] = tuple(sorted(used))
     if buffer is not None:
         changes.update(shuffle_buffer=buffer, shuffle_after=False)
+        in_source = (
+            isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer) and spec.shuffle.in_source
+        )
+        also = " (and in the source first)" if in_source else ""
         changes["summary"] = plan.summary.replace(
-            "shuffled", f"shuffled through a buffer of {buffer} after the transforms"
+            "shuffled", f"shuffled through a buffer of {buffer} after the transforms{also}"
         )
     return replace(plan, **changes)  # type: ignore[arg-type]
+
+
+def _casts_to_int32(entries: Sequence[_pipeline.Entry]) -> bool:
+    """The pipeline's last op is TypeCast to int32 (as MindSpore's quick start writes the label cast)."""
+    if not entries:
+        return False
+    name, params = _pipeline.split_entry(entries[-1])
+    return name == "TypeCast" and params.get("data_type") == "int32"
 
 
 def data_helpers(cfg: Config) -> tuple[str, ...]:
@@ -348,7 +375,7 @@ def _soft_labels(cfg: Config, split: str, classes: int) -> tuple[tuple[str, ...]
 def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
     shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
     # a buffered shuffle happens after the maps (_with_pipelines), not in the source
-    source_shuffle = shuffle and not isinstance(spec.shuffle, ShuffleBuffer)
+    source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
     function = f"build_{split}_dataset"
     args: dict[str, object] = {}
     if spec.kind != "import":
@@ -474,20 +501,24 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args.append(("dampening", literal(opt.dampening)))
     if opt.name in ("momentum", "sgd") and opt.nesterov:
         args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
-    if opt.name in ("adam", "adamw"):
+    if opt.name in ("adam", "adamw", "lamb"):
         args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "lion":
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
     if opt.name == "rmsprop":
         args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
         args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
     rule = opt.decay_rule
-    decay_filter = rule == "no_norm_no_bias" and not opt.groups
-    if opt.weight_decay and rule == "mindspore_default" and not opt.groups:
+    groups = _optimizer_groups(cfg)
+    decay_filter = rule == "no_norm_no_bias" and not groups
+    if opt.weight_decay and rule == "mindspore_default" and not groups:
         args.append(("weight_decay", "WEIGHT_DECAY"))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", "LOSS_SCALE"))
     note = None
     if opt.decay_filter == "all":
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
+    module = OPTIMIZER_MODULES.get(opt.name)
     return Optimizer(
         opt.name,
         OPTIMIZER_CLASSES[opt.name],
@@ -496,12 +527,16 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         decay_rule=rule,
         decay_note=note,
         decays_expr=DECAY_EXPRS[rule],
-        groups=_optimizer_groups(cfg),
+        groups=groups,
+        groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
+        module=module,
     )
 
 
 def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
     opt = cfg.optimizer
+    if opt.layer_decay is not None:
+        return _layer_decay_groups(cfg, opt.layer_decay.rate)
     if not opt.groups:
         return ()
     out = []
@@ -531,6 +566,35 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
             None,
             "WEIGHT_DECAY",
             "every other parameter: the schedule, optimizer.weight_decay",
+        )
+    )
+    return tuple(out)
+
+
+def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
+    """optimizer.layer_decay: a group per layer but the last (mscodegen.schema.layers), which is the default."""
+    layers = layers_of(cfg.network)
+    assert layers is not None  # rules.py rejects networks without layer ids
+    last = len(layers) - 1
+    out = [
+        OptimizerGroup(
+            name=f"layer_{i}",
+            key="optimizer.layer_decay",
+            patterns=layer.patterns,
+            lr_scale=literal(rate ** (last - i)),
+            weight_decay="WEIGHT_DECAY",
+            comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
+        )
+        for i, layer in enumerate(layers[:-1])
+    ]
+    out.append(
+        OptimizerGroup(
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
         )
     )
     return tuple(out)

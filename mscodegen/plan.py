@@ -384,6 +384,8 @@ def _imports(
         imports.names("mindcv.data.mixup", "Mixup")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
+    if s.optimizer.module is not None:
+        imports.names(s.optimizer.module, s.optimizer.class_name)
     if writes_step or writes_loss_cell or s.ema is not None:
         imports.names("mindspore", "ops")
     if convert or (writes_step and s.step.scaler):

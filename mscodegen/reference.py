@@ -61,7 +61,9 @@ def _default(field: Any) -> str:
 
 
 def _doc(cls: type) -> str:
-    return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+    """The docstring's first paragraph, on one line."""
+    paragraph = (cls.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
 
 
 def _rows(model: type[BaseModel], prefix: str, seen: dict[tuple[object, ...], str]) -> list[str]:
@@ -93,8 +95,12 @@ def _rows(model: type[BaseModel], prefix: str, seen: dict[tuple[object, ...], st
                     rows.append(f"| `{path}` without `{tag}` | | | {_doc(sub)} |")
                     rows += _rows(sub, f"{path}.", seen)
                     continue
-                choice = get_args(sub.model_fields[tag].annotation)[0]
-                rows.append(f"| `{path}` with `{tag}: {choice}` | | | {_doc(sub)} |")
+                choices = get_args(sub.model_fields[tag].annotation)
+                if len(choices) == 1:
+                    kind = f"`{tag}: {choices[0]}`"
+                else:  # one class for several values (the built-in metrics): list every one
+                    kind = f"`{tag}` one of " + " \\| ".join(f"`{c}`" for c in choices)
+                rows.append(f"| `{path}` with {kind} | | | {_doc(sub)} |")
                 rows += [r for r in _rows(sub, f"{path}.", seen) if not r.startswith(f"| `{path}.{tag}` ")]
     return rows
 

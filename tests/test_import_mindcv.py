@@ -579,7 +579,7 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
     ("extra", "expected", "fragment"),
     [
         (
-            'opt: "lion"',
+            'opt: "adan"',
             {"not converted": {"opt"}},
             {
                 "optimizer": {
@@ -616,6 +616,21 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
             'loss_scale_type: "auto"\nloss_scale: 128.0',
             {"not converted": {"loss_scale_type"}},
             {"loss_scale": None},
+        ),
+        ("layer_decay: 0.75", {"not converted": {"layer_decay"}}, {}),
+        (
+            'opt: "lion"\nlr: 0.0002\nweight_decay: 0.1',
+            {},
+            {
+                "optimizer": {
+                    "name": "lion",
+                    "lr": 0.0002,
+                    "beta1": 0.9,
+                    "beta2": 0.99,
+                    "weight_decay": 0.1,
+                    "decay_filter": "no_norm_no_bias",  # the recipe's weight_decay_filter
+                }
+            },
         ),
         (
             "loss_scale: 128.0\ndrop_overflow_update: True",

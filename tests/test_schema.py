@@ -175,6 +175,8 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "adam": {"name": "adam", "beta1": 0.8},
             "adamw": {"name": "adamw", "weight_decay": 0.01},
             "rmsprop": {"name": "rmsprop", "centered": True},
+            "lamb": {"name": "lamb", "eps": 1e-7},
+            "lion": {"name": "lion", "beta2": 0.98},
         },
     ),
     "lr_schedule": (

@@ -44,16 +44,32 @@ def optimizer(c: Converter) -> None:
             c.unconverted("use_nesterov", "mscodegen's adam has no nesterov option")
         else:
             c.ignored("use_nesterov", f"not used by opt {opt}")
+    elif opt == "lion":
+        # create_optimizer: mindcv.optim.Lion with its default betas (the same class mscodegen's lion uses)
+        c.put("optimizer.name", "lion", "opt")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.put("optimizer.beta1", 0.9, "mindcv's Lion default (create_optimizer passes no betas)")
+        c.put("optimizer.beta2", 0.99, "mindcv's Lion default (create_optimizer passes no betas)")
+        c.mapped("opt", "lr")
+        for key in ("momentum", "use_nesterov", "eps"):
+            c.ignored(key, "not used by opt lion")
     else:
         c.put("optimizer.name", "momentum", f"placeholder: mindcv opt {opt!r} has no mscodegen equivalent")
         c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
-        c.unconverted("opt", "mscodegen has momentum, sgd, adam and adamw")
+        c.unconverted("opt", "mscodegen has momentum, sgd, adam, adamw and lion for mindcv recipes")
         c.mapped("lr", "momentum", "use_nesterov", "eps")
     c.put("optimizer.weight_decay", c.float_("weight_decay"), c.default_mark("weight_decay"))
     c.mapped("weight_decay")
     _decay_filter(c)
     if c.opt_float("layer_decay") is not None:
-        c.unconverted("layer_decay", "mscodegen has one learning rate for all layers")
+        # Measured with mindcv 0.3.0: param_groups_layer_decay puts every parameter in layer 0 (no model
+        # defines group_matcher or pretrained_cfg), so every LR scale is 1 -- unlike optimizer.layer_decay.
+        c.unconverted(
+            "layer_decay",
+            "mindcv 0.3.0 scales no LR with it (its layer map puts every parameter in layer 0); unless "
+            "weight_decay_filter is auto it only zeroes the weight decay of 1-D parameters. mscodegen's "
+            "optimizer.layer_decay would scale the LRs",
+        )
     else:
         c.mapped("layer_decay")
 

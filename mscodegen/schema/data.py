@@ -113,6 +113,11 @@ class ShuffleBuffer(Section):
     buffer_size: Annotated[int, Field(ge=2)] = Field(
         description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
     )
+    in_source: bool = Field(
+        False,
+        description="Also shuffle in the source loader (shuffle=True), before the maps, as MindSpore's "
+        "quick start does (its ds.MnistDataset(path) shuffles by default). Not for kind import.",
+    )
 
 
 class _Loader(Section):

@@ -14,7 +14,7 @@ import builtins
 # Modules and objects the scripts import (imports.py, plan*.py).
 SCRIPT_IMPORTS = frozenset(
     {
-        "Callback", "CheckpointConfig", "FixedLossScaleManager", "LossMonitor", "Mixup", "Model", "ModelCheckpoint",
+        "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model", "ModelCheckpoint",
         "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch", "get_group_size", "get_rank",
         "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "text", "time",
         "transforms",

@@ -90,6 +90,16 @@ class ParamGroup(Section):
         return self
 
 
+class LayerDecay(Section):
+    """Layer-wise LR decay (mindcv's layer_decay, as in BEiT/MAE fine-tuning): with layers 0..L counted from
+    the input side, layer i trains at the schedule's LR x rate ** (L - i), the last layer at the full LR.
+    Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (README: Layer-wise LR decay)."""
+
+    rate: Annotated[float, Field(gt=0, le=1)] = Field(
+        description="Factor per layer towards the input, e.g. 0.75 (1: no decay)."
+    )
+
+
 class _Optimizer(Section):
     lr: PositiveFloat32 = Field(0.01, description="Base learning rate; lr_schedule shapes it over the steps.")
     weight_decay: NonNegativeFloat = 0.0
@@ -105,6 +115,11 @@ class _Optimizer(Section):
         default_factory=list,
         description="Parameter groups by name pattern with their own lr / lr_scale and weight_decay; the "
         "lr_schedule applies to every group.",
+    )
+    layer_decay: LayerDecay | None = Field(
+        None,
+        description="Layer-wise LR decay: one parameter group per layer, LR scaled by rate ** (layers "
+        "after it). Not with groups.",
     )
 
     @property
@@ -156,7 +171,30 @@ class RMSProp(_Optimizer):
     centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
 
 
-Optimizer = Annotated[Momentum | SGD | Adam | AdamWeightDecay | RMSProp, Field(discriminator="name")]
+class Lamb(_Optimizer):
+    """nn.Lamb. Its fused kernel has no CPU implementation in MindSpore 2.10 ("Unsupported op [Lamb] on
+    CPU"), so validate rejects it with runtime.device_target CPU; it takes no loss_scale either."""
+
+    name: Literal["lamb"]
+    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    eps: PositiveFloat32 = 1e-6
+
+
+class Lion(_Optimizer):
+    """mindcv's Lion (mindcv.optim.lion.Lion; MindSpore 2.10's nn has none): sign of the interpolated
+    momentum, weight decay decoupled. Runs on CPU. Lion wants a 3-10x smaller lr than AdamW."""
+
+    name: Literal["lion"]
+    beta1: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.9, description="Interpolation between momentum and gradient for the update's sign."
+    )
+    beta2: Annotated[float, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
+
+
+Optimizer = Annotated[
+    Momentum | SGD | Adam | AdamWeightDecay | RMSProp | Lamb | Lion, Field(discriminator="name")
+]
 
 
 class ConstantLR(Section):

@@ -18,9 +18,11 @@ from .._suggest import did_you_mean
 from . import Config, image_shape_of, soft_label_classes
 from ._base import python_name
 from .data import BUILTIN_COLUMNS, Dataset, ImportedData, columns_of, fixed_transforms, pipelines_of
+from .layers import layers_of
 from .names import collision, column_collision
 from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
 from .optim import CosineLR, ExponentialLR, ImportedLoss, PiecewiseLR, PolynomialLR, WarmupCosineLR
+from .precision import FixedLossScale
 from .sources import class_count, sample_count
 from .training import ImportedMetric, TopKMetric, eval_metrics
 
@@ -207,6 +209,56 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
         yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+
+
+@_rule("data")
+def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
+        shuffle = getattr(spec, "shuffle", None)
+        if isinstance(spec, ImportedData) and getattr(shuffle, "in_source", False):
+            yield (
+                ("data", split, "shuffle", "in_source"),
+                "the factory builds the source itself: shuffle it there (kind import has no source shuffle)",
+            )
+
+
+@_rule("optimizer", "network")
+def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    if cfg.optimizer.layer_decay is None:
+        return
+    if cfg.optimizer.groups:
+        yield (
+            ("optimizer", "layer_decay"),
+            "builds one parameter group per layer itself; it cannot be combined with optimizer.groups",
+        )
+    if layers_of(cfg.network) is None:
+        net = cfg.network
+        what = f"{net.kind} network {getattr(net, 'name', '')}".rstrip()
+        yield (
+            ("optimizer", "layer_decay"),
+            f"layer ids are defined for builtin lenet5 and mlp and mindcv vit_* models, not for the {what}; "
+            "use optimizer.groups with lr_scale per name pattern instead",
+        )
+
+
+@_rule("optimizer", "runtime", "loss_scale")
+def _optimizer_device_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
+    """Optimizers that MindSpore 2.10 cannot run as configured."""
+    if cfg.optimizer.name != "lamb":
+        return
+    if cfg.runtime.device_target == "CPU":
+        yield (
+            ("optimizer", "name"),
+            "lamb: nn.Lamb's kernel has no CPU implementation in MindSpore 2.10 (Unsupported op [Lamb] on "
+            "CPU); use runtime.device_target GPU or Ascend, or another optimizer (adamw, lion)",
+        )
+    ls = cfg.loss_scale
+    if isinstance(ls, FixedLossScale) and not ls.drop_overflow_update:
+        yield (
+            ("loss_scale", "drop_overflow_update"),
+            "lamb: nn.Lamb takes no loss_scale, so a fixed loss scale needs drop_overflow_update: true "
+            "(the gradients are unscaled before the optimizer)",
+        )
 
 
 @_rule("grad", "data.train", "train", "parallel")

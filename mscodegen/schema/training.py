@@ -42,6 +42,9 @@ class Train(Section):
 
 
 class BuiltinMetric(Section):
+    """MindSpore's metric of that name: nn.Accuracy, nn.Loss (mean loss), nn.Precision, nn.Recall, nn.F1, nn.MAE,
+    nn.MSE; its key in the results is the name."""
+
     name: Literal["accuracy", "loss", "precision", "recall", "f1", "mae", "mse"]
 
     @property
@@ -51,6 +54,8 @@ class BuiltinMetric(Section):
 
 
 class TopKMetric(Section):
+    """nn.TopKCategoricalAccuracy(k); its key in the results is top_<k> (top_5)."""
+
     name: Literal["top_k"]
     k: PositiveInt = 5
 
