@@ -127,7 +127,7 @@ class Dataset:
     path: str | None  # file sources: relative to the script (or absolute)
     source_call: str  # the expression that makes the unbatched dataset
     factory: ImportedName | None  # data.*.factory
-    shard_after: bool  # an imported factory's dataset is sharded with .shard()
+    shard_after: bool  # an imported factory's source dataset gets a DistributedSampler
     shuffle_after: bool  # ... and shuffled with .shuffle()
     image_ops: tuple[str, ...]
     num_workers: int

@@ -355,7 +355,7 @@ def _imports(
     imports.names("pathlib", "Path")
     imports.module("mindspore", "ms")
     imports.names("mindspore", "nn")
-    if any(d.factory is None for d in s.datasets):
+    if any(d.factory is None or d.shard_after for d in s.datasets):
         imports.names("mindspore", "dataset as ds")
     imports.module("os")  # os.replace: atomic resume checkpoints
     if s.parallel is not None:

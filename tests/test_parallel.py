@@ -445,3 +445,38 @@ def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> 
     while alive() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(), "the detached worker survived the timeout"
+
+
+IMPORTED_SHARD_PROBE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("script", sys.argv[1])
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+script.set_runtime()
+out = {}
+for shard in (0, 1):
+    dataset = script.build_train_dataset(2, shard)
+    out[shard] = [row.tolist() for (x, _y) in dataset.create_tuple_iterator(output_numpy=True) for row in x]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_an_imported_factorys_dataset_is_split_into_disjoint_complete_shards(tmp_path: Path) -> None:
+    """A factory returns a dataset the script did not build: the script gives its source a
+    DistributedSampler (MindSpore datasets have no .shard()); every sample lands on exactly one rank."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    (tmp_path / "diabetes_data.py").write_text((examples / "diabetes_data.py").read_text())
+    config = tmp_path / "dp.yaml"
+    data = yaml.safe_load((examples / "diabetes.yaml").read_text())
+    data["parallel"] = {"mode": "data_parallel", "workers": 2}
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    script = generate_both(config, tmp_path / "scripts")["native"]
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORTED_SHARD_PROBE, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    shard0, shard1 = ({json.dumps(r) for r in out[k]} for k in ("0", "1"))
+    assert shard0 and shard1 and not shard0 & shard1
+    assert abs(len(out["0"]) - len(out["1"])) <= 16  # each a half, less a dropped partial batch
