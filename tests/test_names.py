@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mscodegen.config import load_config
 from mscodegen.errors import ConfigError
@@ -252,7 +253,11 @@ def test_column_names_cannot_take_a_local_of_the_training_code(script: Path) -> 
     """Columns are loop variables and cell arguments: every other local there is in COLUMN_LOCALS."""
     from mscodegen.schema.names import COLUMN_LOCALS
 
-    columns = {"image", "label", "features"}  # the columns the examples name
+    columns = {"image", "label"}  # the built-in sources' columns, and those the examples declare
+    for example in (REPO / "examples").glob("*.yaml"):
+        data = (yaml.safe_load(example.read_text(encoding="utf-8")) or {}).get("data") or {}
+        for split in ("train", "eval"):
+            columns.update((data.get(split) or {}).get("columns") or [])
     local: set[str] = set()
     for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
         if isinstance(node, ast.FunctionDef) and node.name in COLUMN_HOSTS:
