@@ -364,9 +364,9 @@ def plot_cost(result: dict, png: Path) -> None:
 # --------------------------------------------------------------------------- generation
 
 
-def _timed(cmd: list[str], env: dict) -> float:
+def _timed(cmd: list[str], env: dict, *, check: bool = True) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, cwd=ROOT, env=env, check=check, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -382,7 +382,11 @@ def bench_generation(work: Path, repeats: int) -> list[dict]:
         warm_env = dict(base, MSCODEGEN_CACHE_DIR=str(work / "cache-warm"))
         _timed(new, warm_env)  # fill the cache
         warm = [_timed(new, warm_env) for _ in range(repeats)]
-        validate = [_timed([*MSCODEGEN, "validate", str(example)], warm_env) for _ in range(repeats)]
+        # check=False: an example whose data or weights are not on this machine (resnet18_finetune's
+        # git-ignored checkpoint) still runs every check; it just reports the missing file
+        validate = [
+            _timed([*MSCODEGEN, "validate", str(example)], warm_env, check=False) for _ in range(repeats)
+        ]
         rows.append(
             {
                 "example": example.relative_to(ROOT).as_posix(),
