@@ -3,7 +3,7 @@
 Training: every bench/configs/*.yaml is generated into a temp dir, then, one fresh process each
 (`python -m bench.worker`, strictly one after another), the hand-written floor, the model variant
 and the native variant run STEPS steps on in-memory batches ("memory") and on the script's own
-dataset pipeline ("pipeline"). The three run interleaved (f, m, n, f, m, n, ...) for --rounds
+dataset pipeline ("pipeline"). The three run interleaved (f, m, n, n, m, f, ...) for --rounds
 rounds, each started only when the 1-minute load average is at most the core count (a run
 started above it is discarded and rerun); each ratio is taken per round (adjacent runs) and
 reported as the median with a bootstrap 95% interval (bench/stats.py), judged against its target
@@ -45,6 +45,10 @@ CHUNKS = 5  # steady state: median over this many consecutive windows of steps
 ROUNDS = 5  # interleaved rounds (floor, model, native) per row
 QUICK_ROUNDS = 2
 TARGETS = {"native/model": 0.98, "model/floor": 0.95}  # judged on the bootstrap interval
+# paired processes (bench/worker.py run_paired): (steps per turn, turns per kind); the first turn is
+# compile and warm-up and is left out
+PAIRED_LIGHT = (10, 11)
+PAIRED_HEAVY = (2, 5)
 
 
 def _steps_for(config: Path, quick: bool) -> int:
@@ -91,19 +95,33 @@ def machine() -> dict:
 # --------------------------------------------------------------------------- training
 
 
-def steady(ends: list[float]) -> dict:
-    """Steps/s after compile: drop the first steps (compile, warm-up), then median over CHUNKS windows."""
+def steady(
+    ends: list[float], begins: list[float] | None = None, call_ends: list[float] | None = None
+) -> dict:
+    """Steps/s after compile: drop the first steps (compile, warm-up), then median over CHUNKS windows.
+
+    Given begins and call_ends (bench/worker.py), also each step's split into "call" (the train
+    cell, begin to its return) and "host" (the rest of the step-to-step gap), as medians in ms.
+    """
     warm = max(5, len(ends) // 10) if len(ends) >= 20 else 3
     gaps = [b - a for a, b in zip(ends[warm:], ends[warm + 1 :], strict=False)]
     size = max(1, len(gaps) // CHUNKS)
     rates = [len(c) / sum(c) for c in (gaps[i : i + size] for i in range(0, size * CHUNKS, size)) if c]
-    return {
+    out = {
         "steps_per_s": statistics.median(rates),
         "min_steps_per_s": min(rates),
         "max_steps_per_s": max(rates),
         "median_step_ms": 1000 * statistics.median(gaps),
         "timed_steps": len(gaps),
     }
+    if begins and call_ends and len(begins) == len(ends) == len(call_ends):
+        # gap i runs from the end of step warm+i to the end of step warm+i+1, whose call it contains
+        calls = [call_ends[j] - begins[j] for j in range(warm + 1, len(ends))]
+        hosts = [gap - call for gap, call in zip(gaps, calls, strict=True)]
+        out.update(
+            median_call_ms=1000 * statistics.median(calls), median_host_ms=1000 * statistics.median(hosts)
+        )
+    return out
 
 
 def wait_for_idle(max_load: float, max_wait: float) -> float:
@@ -135,8 +153,15 @@ def run_worker(script_dir: Path, kind: str, source: str, steps: int, timeout: fl
         return {"kind": kind, "input": source, "error": f"exit {proc.returncode}\n{tail}", "wall_s": wall}
     raw = json.loads(out.read_text())
     out.unlink()
-    result = {k: v for k, v in raw.items() if k not in ("begins", "ends")}
-    result.update(steady(raw["ends"]), wall_s=wall)
+    if kind == "paired":  # source is the block size
+        return {
+            "kind": kind,
+            "block": int(source),
+            **paired_ratios(raw["kinds"], int(source)),
+            "wall_s": wall,
+        }
+    result = {k: v for k, v in raw.items() if k not in ("begins", "ends", "call_ends")}
+    result.update(steady(raw["ends"], raw["begins"], raw.get("call_ends")), wall_s=wall)
     return result
 
 
@@ -178,6 +203,80 @@ def ratio_rows(rounds: list[dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
+def paired_ratios(kinds: dict[str, dict], block: int) -> dict[str, float]:
+    """One paired process's ratios: per cycle of turns (block b of each kind), the ratio of the
+    kinds' steps/s within their blocks; the median over cycles, the first (compile) left out.
+    A block's first step is not timed (the previous kind's thread may still be finishing its loop)."""
+    rates: dict[str, list[float]] = {}
+    for kind, ts in kinds.items():
+        ends = ts["ends"]
+        rates[kind] = [
+            (block - 1) / (ends[b * block + block - 1] - ends[b * block])
+            for b in range(1, len(ends) // block)
+        ]
+    cycles = min(len(v) for v in rates.values())
+    out = {}
+    for name, (num, den) in {"native/model": ("native", "model"), "model/floor": ("model", "floor")}.items():
+        out[name] = statistics.median(rates[num][c] / rates[den][c] for c in range(cycles))
+    for kind, values in rates.items():
+        out[f"{kind} steps/s"] = statistics.median(values)
+    return out
+
+
+def split_rows(rounds: list[dict[str, dict]], kinds: tuple[str, ...]) -> dict[str, dict]:
+    """Per kind, the median over rounds of its steps' call and host times (ms); and per round the
+    host-time difference native - model, the harness's own cost with the network taken out."""
+    out: dict[str, dict] = {}
+    for kind in kinds:
+        runs = [r[kind] for r in rounds if "median_call_ms" in r.get(kind, {})]
+        if runs:
+            out[kind] = {
+                "call": stats.summarize([x["median_call_ms"] for x in runs]),
+                "host": stats.summarize([x["median_host_ms"] for x in runs]),
+            }
+    diffs = [
+        r["native"]["median_host_ms"] - r["model"]["median_host_ms"]
+        for r in rounds
+        if "median_host_ms" in r.get("native", {}) and "median_host_ms" in r.get("model", {})
+    ]
+    if diffs:
+        out["host native-model"] = stats.summarize(diffs)
+    return out
+
+
+def _wants_paired(mode: str, ratios: dict[str, dict]) -> bool:
+    if mode == "auto":
+        return any(r.get("verdict") == "undecided" for r in ratios.values())
+    return mode == "always"
+
+
+def paired_row(out_dir: Path, config: Path, rounds_n: int, opts: argparse.Namespace) -> dict:
+    """--rounds paired processes (bench/worker.py run_paired), one ratio per process per target."""
+    block, cycles = PAIRED_HEAVY if _heavy(config) else PAIRED_LIGHT
+    if opts.quick:
+        cycles = 3
+    steps = block * cycles
+    runs = []
+    for i in range(rounds_n):
+        label = f"  {config.stem:20} paired   round {i + 1}/{rounds_n} f/m/n in turns of {block} steps"
+        print(f"{label}, {steps} steps each ...", end="", flush=True)
+        r = measured_run(out_dir, "paired", str(block), steps, opts)
+        runs.append(r)
+        msg = (
+            r["error"].splitlines()[0]
+            if "error" in r
+            else f"native/model {r['native/model']:.3f}  model/floor {r['model/floor']:.3f}"
+        )
+        print(f" {msg}  ({r['wall_s']:.0f} s)", flush=True)
+    ok = [r for r in runs if "error" not in r]
+    ratios = (
+        {name: stats.summarize([r[name] for r in ok], target) for name, target in TARGETS.items()}
+        if ok
+        else {}
+    )
+    return {"block": block, "cycles": cycles, "runs": runs, "ratios": ratios}
+
+
 def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
     rows = []
     rounds_n = QUICK_ROUNDS if opts.quick else opts.rounds
@@ -213,7 +312,9 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
             rounds: list[dict[str, dict]] = []
             for i in range(rounds_n):
                 results = {}
-                for kind in kinds:  # interleaved: f, m, n, f, m, n, ...
+                # interleaved, the order reversed every other round (f, m, n, n, m, f, ...) so that a
+                # steady drift of the machine's speed does not favour the kind that runs first
+                for kind in kinds if i % 2 == 0 else kinds[::-1]:
                     label = f"  {config.stem:20} {source:8} round {i + 1}/{rounds_n} {kind:6}"
                     print(f"{label} {steps} steps ...", end="", flush=True)
                     r = measured_run(out_dir, kind, source, steps, opts)
@@ -230,6 +331,10 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
                 for kind in kinds
                 if any("steps_per_s" in r[kind] for r in rounds)
             }
+            ratios = ratio_rows(rounds)
+            paired = None
+            if source == "memory" and _wants_paired(opts.paired, ratios):
+                paired = paired_row(out_dir, config, rounds_n, opts)
             rows.append(
                 {
                     "config": config.stem,
@@ -238,7 +343,9 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
                     "steps": steps,
                     "rounds": rounds,
                     "steps_per_s": per_kind,
-                    "ratios": ratio_rows(rounds),
+                    "ratios": ratios,
+                    "split_ms": split_rows(rounds, kinds),
+                    "paired": paired,
                 }
             )
     return rows
@@ -426,6 +533,28 @@ def print_tables(training: list[dict], generation: list[dict]) -> None:
                 verdict = f" {summary['verdict']} (>= {summary['target']})" if "target" in summary else ""
                 parts.append(f"{name} {_interval(summary)}{verdict}")
             print(f"{row['config']:20} {row['input']:8} " + "; ".join(parts))
+        print("\nwhere a step's time goes: call (the compiled train cell) + host (loop, data, callbacks), ms")
+        for row in training:
+            split = row.get("split_ms", {})
+            cells = "  ".join(
+                f"{k} {_interval(v['call'], '.2f')} + {_interval(v['host'], '.2f')}"
+                for k, v in split.items()
+                if "call" in v
+            )
+            print(f"{row['config']:20} {row['input']:8} {cells}")
+            if "host native-model" in split:
+                print(f"{'':29} host native - model {_interval(split['host native-model'], '.3f')} ms")
+        paired = [row for row in training if row.get("paired")]
+        if paired:
+            print(
+                "\npaired processes (f, m, n in turns within one process): ratio per process, median [95% CI]"
+            )
+            for row in paired:
+                parts = [
+                    f"{name} {_interval(v)} {v['verdict']} (>= {v['target']})"
+                    for name, v in row["paired"]["ratios"].items()
+                ]
+                print(f"{row['config']:20} {row['input']:8} " + "; ".join(parts))
         busy = sum(r[k].get("started_busy", False) for row in training for r in row["rounds"] for k in r)
         if busy:
             print(f"\nwarning: {busy} run(s) started above --max-load after every retry: numbers are noisy")
@@ -463,6 +592,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--all-inputs", action="store_true", help="also run the pipeline input for ResNet and O2 rows"
     )
+    parser.add_argument(
+        "--paired",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="also run paired processes (floor, model, native in turns in one process) for a memory "
+        "row: auto = where an interleaved-process ratio is undecided (default %(default)s)",
+    )
     parser.add_argument("--repeats", type=int, default=5, help="runs per generation timing (median)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per worker process")
     parser.add_argument("--out", type=Path, default=None, help="result JSON (default bench/results/...)")
@@ -499,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "method": {
             "rounds": QUICK_ROUNDS if args.quick else args.rounds,
-            "order": "floor, model, native interleaved per round",
+            "order": "floor, model, native interleaved; the order reversed every other round",
             "max_load": args.max_load,
             "targets": TARGETS,
             "ci": f"percentile bootstrap of the median, {stats.RESAMPLES} resamples, seed {stats.SEED}",

@@ -1,4 +1,5 @@
-"""One measurement in a fresh process: `python -m bench.worker SCRIPT_DIR KIND INPUT STEPS OUT_JSON`.
+"""One measurement in a fresh process: `python -m bench.worker SCRIPT_DIR KIND INPUT STEPS OUT_JSON`
+(paired mode: `... SCRIPT_DIR paired BLOCK STEPS OUT_JSON`).
 
 KIND   model  -> the generated train_model.py's own train(), i.e. Model.train with its callbacks;
        native -> the generated train_native.py's own train(), i.e. its loop around TrainStep;
@@ -9,15 +10,22 @@ INPUT  memory   -> batches made once by the script's build_train_dataset(), held
                    ready batches (no shuffle/map/batch: the cheapest input Model can take).
        pipeline -> the script's build_train_dataset() as generated (workers, shuffle, batch).
 
+       paired -> floor, model and native in one process, in turns of BLOCK steps (run_paired).
        mindcv / mindcv-nosummary -> the peer: mindcv's engine as its train.py drives it
                  (create_model, create_loss, create_optimizer, create_scheduler, create_trainer
                  and its StateMonitor callback) on the same network name and the same batches;
                  "-nosummary" replaces StateMonitor's SummaryRecord writer with a no-op.
 
-Timestamps: model -> a callback appended after the script's callbacks (step begin/end);
-native -> a TrainStep subclass recording around each call (the script's loop is unchanged);
-floor -> around each call. On CPU a GRAPH-mode call returns after the step ran (checked with a
-final sync, recorded as tail_sync_s), so these are step times, not dispatch times.
+Timestamps: model -> a callback appended after the script's callbacks (step begin/end) and one
+put before them (its step end marks the train network's return); native -> a TrainStep subclass
+recording around each call (the script's loop is unchanged); floor -> around each call. On CPU a
+GRAPH-mode call returns after the step ran (checked with a final sync, recorded as tail_sync_s),
+so these are step times, not dispatch times.
+
+Each step's time splits into "call" (the compiled train cell: begin to the cell's return, recorded
+as call_ends) and "host" (the rest: the loop, the dataset fetch, callbacks and logging). The
+variants and the floor run the same network, loss and optimizer, so a difference in host time is
+the cost of the harness itself, measured within one process and free of run-to-run noise.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import json
 import math
 import resource
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -65,9 +74,140 @@ def _epochs(iterator):  # noqa: ANN001, ANN202
         yield from iterator
 
 
+class Recorder:
+    """One kind's step timestamps. With a Baton, a step begins only on this kind's turn, and the
+    turn passes on after every `block` steps (paired mode)."""
+
+    def __init__(self, kind: str, baton: Baton | None = None) -> None:
+        self.kind = kind
+        self.baton = baton
+        self.begins: list[float] = []
+        self.ends: list[float] = []
+        self.call_ends: list[float] = []  # model: the first step-end callback, right after the network
+
+    def begin(self) -> None:
+        if self.baton is not None:
+            self.baton.wait(self.kind)
+        self.begins.append(time.perf_counter())
+
+    def call_end(self) -> None:
+        self.call_ends.append(time.perf_counter())
+
+    def end(self) -> None:
+        self.ends.append(time.perf_counter())
+        if self.baton is not None and len(self.ends) % self.baton.block == 0:
+            self.baton.pass_on(self.kind)
+
+    def timestamps(self) -> dict:
+        return {"begins": self.begins, "ends": self.ends, "call_ends": self.call_ends or self.ends}
+
+
+class Baton:
+    """Paired mode: the kinds take turns, `block` steps each, so that every block of one kind is
+    measured next to a block of each other kind, seconds apart, in one process."""
+
+    def __init__(self, order: list[str], block: int) -> None:
+        self.order = order
+        self.block = block
+        self.turn = order[0]
+        self.done: set[str] = set()
+        self.cond = threading.Condition()
+
+    def wait(self, kind: str) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == kind)
+
+    def pass_on(self, kind: str) -> None:
+        with self.cond:
+            at = self.order.index(kind)
+            for i in range(1, len(self.order) + 1):
+                nxt = self.order[(at + i) % len(self.order)]
+                if nxt not in self.done:
+                    break
+            self.turn = nxt
+            self.cond.notify_all()
+
+    def finished(self, kind: str) -> None:
+        with self.cond:
+            self.done.add(kind)
+        self.pass_on(kind)
+
+
+def _floor(module, script_dir: Path, source: str, steps: int, batches: list | None, rec: Recorder) -> float:  # noqa: ANN001, PLR0913
+    """The hand-written floor: TrainOneStepCell in a bare loop; returns the final sync's seconds."""
+    import mindspore as ms
+    from mindspore import amp, nn
+
+    module.set_runtime()
+    network = module.build_network()
+    level = getattr(module, "AMP_LEVEL", None) or _amp_level_of(script_dir)
+    if level != "O0":
+        network = amp.auto_mixed_precision(network, level)  # casts the output back to float32
+    optimizer = module.build_optimizer(network, _first_lr(module))
+    step = nn.TrainOneStepCell(nn.WithLossCell(network, module.build_loss()), optimizer)
+    step.set_train()
+    if batches is not None:
+        iterator = iter([(ms.Tensor(x), ms.Tensor(y)) for x, y in batches])
+    else:
+        iterator = _epochs(module.build_train_dataset().create_tuple_iterator(num_epochs=-1))
+    loss = None
+    for _ in range(steps):
+        image, label = next(iterator)
+        rec.begin()
+        loss = step(image, label)
+        rec.end()
+    t0 = time.perf_counter()
+    loss.asnumpy()
+    return time.perf_counter() - t0
+
+
+def _time_model(module, rec: Recorder) -> None:  # noqa: ANN001
+    """Model.train gets a timing callback before the script's callbacks and one after them."""
+    from mindspore.train import Callback
+
+    class StepTimer(Callback):
+        def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
+            rec.begin()
+
+        def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
+            rec.end()
+
+    class CallTimer(Callback):
+        def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
+            rec.call_end()
+
+    real_model = module.Model
+
+    class TimedModel(real_model):
+        def train(self, *args, callbacks=None, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            return super().train(*args, callbacks=[CallTimer(), *(callbacks or []), StepTimer()], **kwargs)
+
+    module.Model = TimedModel
+
+
+def _time_native(module, rec: Recorder) -> None:  # noqa: ANN001
+    """The native loop's TrainStep, timed around each call (the script's loop is unchanged)."""
+    real_step = module.TrainStep
+
+    class TimedTrainStep(real_step):
+        def __call__(self, *args):  # noqa: ANN002, ANN204
+            rec.begin()
+            out = super().__call__(*args)
+            rec.end()
+            return out
+
+    module.TrainStep = TimedTrainStep
+
+
+def _train_args(module, script: Path, out_dir: Path, steps: int):  # noqa: ANN001, ANN202
+    steps_per_epoch = module.build_train_dataset().get_dataset_size()
+    sys.argv = [str(script), "--epochs", str(math.ceil(steps / steps_per_epoch)), "--max-steps", str(steps)]
+    sys.argv += ["--output-dir", str(out_dir)]
+    return module.parse_args()
+
+
 def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
-    begins: list[float] = []
-    ends: list[float] = []
+    rec = Recorder(kind)
     script = script_dir / ("train_model.py" if kind == "model" else "train_native.py")
     if kind == "floor":
         script = script_dir / "train_model.py"  # plain network: Model-style amp is applied below
@@ -75,90 +215,86 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
     import mindspore as ms
 
     t_imported = time.perf_counter()
+    batches = None
     if source == "memory":
         batches = _memory_batches(module, steps)
         module.build_train_dataset = lambda: _in_memory_dataset(batches)
     tail_sync = 0.0
-
+    t_setup = time.perf_counter()
     if kind == "floor":
-        from mindspore import amp, nn
-
-        module.set_runtime()
-        network = module.build_network()
-        level = getattr(module, "AMP_LEVEL", None) or _amp_level_of(script_dir)
-        if level != "O0":
-            network = amp.auto_mixed_precision(network, level)  # casts the output back to float32
-        optimizer = module.build_optimizer(network, _first_lr(module))
-        step = nn.TrainOneStepCell(nn.WithLossCell(network, module.build_loss()), optimizer)
-        step.set_train()
-        if source == "memory":
-            data = [(ms.Tensor(x), ms.Tensor(y)) for x, y in batches]
-            iterator = iter(data)
-        else:
-            iterator = _epochs(module.build_train_dataset().create_tuple_iterator(num_epochs=-1))
-        t_setup = time.perf_counter()
-        loss = None
-        for _ in range(steps):
-            image, label = next(iterator)
-            begins.append(time.perf_counter())
-            loss = step(image, label)
-            ends.append(time.perf_counter())
-        t0 = time.perf_counter()
-        loss.asnumpy()
-        tail_sync = time.perf_counter() - t0
+        tail_sync = _floor(module, script_dir, source, steps, batches, rec)
     elif kind.startswith("mindcv"):
-        t_setup, tail_sync = _run_mindcv(module, script_dir, kind, source, steps, begins, ends)
+        t_setup, tail_sync = _run_mindcv(module, script_dir, kind, source, steps, rec.begins, rec.ends)
     else:
-        t_setup = time.perf_counter()
-        if kind == "model":
-            from mindspore.train import Callback
-
-            class StepTimer(Callback):
-                def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
-                    begins.append(time.perf_counter())
-
-                def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
-                    ends.append(time.perf_counter())
-
-            real_model = module.Model
-
-            class TimedModel(real_model):
-                def train(self, *args, callbacks=None, **kwargs):  # noqa: ANN002, ANN003, ANN202
-                    return super().train(*args, callbacks=[*(callbacks or []), StepTimer()], **kwargs)
-
-            module.Model = TimedModel
-        else:
-            real_step = module.TrainStep
-
-            class TimedTrainStep(real_step):
-                def __call__(self, *args):  # noqa: ANN002, ANN204
-                    begins.append(time.perf_counter())
-                    out = super().__call__(*args)
-                    ends.append(time.perf_counter())
-                    return out
-
-            module.TrainStep = TimedTrainStep
-        steps_per_epoch = module.build_train_dataset().get_dataset_size()
-        epochs = math.ceil(steps / steps_per_epoch)
-        sys.argv = [str(script), "--epochs", str(epochs), "--max-steps", str(steps)]
-        sys.argv += ["--output-dir", str(script_dir / f"out-{kind}-{source}")]
-        module.train(module.parse_args())
+        (_time_model if kind == "model" else _time_native)(module, rec)
+        module.train(_train_args(module, script, script_dir / f"out-{kind}-{source}", steps))
 
     t_end = time.perf_counter()
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ends, begins = rec.ends, rec.begins
     return {
         "kind": kind,
         "input": source,
         "steps": len(ends),
-        "begins": begins,
-        "ends": ends,
+        **rec.timestamps(),
         "import_s": t_imported - T_START,
         "setup_to_first_step_end_s": ends[0] - t_setup if ends else None,
         "first_step_s": ends[0] - begins[0] if ends else None,
         "total_s": t_end - T_START,
         "tail_sync_s": tail_sync,
         "peak_rss_mb": max(self_rss, child_rss) / 1024,
+        "mindspore": ms.__version__,
+    }
+
+
+PAIRED_ORDER = ["floor", "model", "native"]
+
+
+def run_paired(script_dir: Path, steps: int, block: int) -> dict:
+    """floor, model and native in one process (three threads), taking turns `block` steps at a time
+    on in-memory batches: each kind's blocks are timed seconds apart from the others', so a drift
+    of the machine's speed hits all three alike. Only one thread runs a step at any time."""
+    model = _load(script_dir / "train_model.py")
+    native = _load(script_dir / "train_native.py")
+    import mindspore as ms
+
+    batches = _memory_batches(model, steps)
+    for module in (model, native):
+        module.build_train_dataset = lambda: _in_memory_dataset(batches)
+    baton = Baton(PAIRED_ORDER, block)
+    recs = {kind: Recorder(kind, baton) for kind in PAIRED_ORDER}
+    _time_model(model, recs["model"])
+    _time_native(native, recs["native"])
+    model_args = _train_args(model, script_dir / "train_model.py", script_dir / "out-paired-model", steps)
+    native_args = _train_args(native, script_dir / "train_native.py", script_dir / "out-paired-native", steps)
+    errors: dict[str, str] = {}
+
+    def guarded(kind: str, job) -> None:  # noqa: ANN001
+        try:
+            job()
+        except BaseException as exc:  # noqa: BLE001  (reported, and the other kinds must not wait forever)
+            errors[kind] = f"{type(exc).__name__}: {exc}"
+        finally:
+            baton.finished(kind)
+
+    jobs = {
+        "floor": lambda: _floor(model, script_dir, "memory", steps, batches, recs["floor"]),
+        "model": lambda: model.train(model_args),
+        "native": lambda: native.train(native_args),
+    }
+    threads = [threading.Thread(target=guarded, args=(kind, job)) for kind, job in jobs.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError("; ".join(f"{kind}: {msg}" for kind, msg in errors.items()))
+    return {
+        "kind": "paired",
+        "block": block,
+        "steps": steps,
+        "kinds": {kind: rec.timestamps() for kind, rec in recs.items()},
         "mindspore": ms.__version__,
     }
 
@@ -252,7 +388,10 @@ def _amp_level_of(script_dir: Path) -> str:
 
 def main() -> None:
     script_dir, kind, source, steps, out = sys.argv[1:6]
-    result = run(Path(script_dir), kind, source, int(steps))
+    if kind == "paired":  # SOURCE is the block size: memory input only
+        result = run_paired(Path(script_dir), int(steps), int(source))
+    else:
+        result = run(Path(script_dir), kind, source, int(steps))
     Path(out).write_text(json.dumps(result))
 
 
