@@ -6,7 +6,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import LoadedConfig
-from .fmt import black_version, format_code
+from .fmt import black_version, format_all
 from .launch import LAUNCH_NAME, render_launch
 from .plan import SCRIPT_NAMES, VARIANTS, Variant, build_shared, variant_plan
 from .render import render
@@ -27,10 +27,8 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
         name=loaded.name,
         config_sha256=loaded.sha256,
     )
-    files = {}
-    for variant in variants:
-        plan = variant_plan(loaded.config, shared, variant)
-        files[SCRIPT_NAMES[variant]] = format_code(render(plan), SCRIPT_NAMES[variant])
+    sources = {SCRIPT_NAMES[v]: render(variant_plan(loaded.config, shared, v)) for v in variants}
+    files = format_all(sources)
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:
         files[LAUNCH_NAME] = launch

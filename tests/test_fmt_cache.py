@@ -142,3 +142,25 @@ def test_jinja_bytecode_cache_same_output(tmp_path, monkeypatch):
                 entry.write_bytes(b"garbage")  # the warm run must survive a corrupt entry
     render.environment.cache_clear()
     assert texts[0] == texts[1] == texts[2]
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "in-order"])
+def test_format_all_matches_black_one_by_one_in_the_given_order(monkeypatch, fork, black_calls):
+    monkeypatch.setenv("MSCODEGEN_NO_CACHE", "1")
+    monkeypatch.setattr(fmt, "_can_fork", lambda: fork)
+    monkeypatch.setattr(fmt.os, "cpu_count", lambda: 2)
+    sources = {f"s{i}.py": SOURCE + f"x{i} = [{i},{i}]\n" for i in range(3)}
+    out = fmt.format_all(sources)
+    assert list(out) == list(sources)
+    # forked: this process formats the first script, a worker process the other two
+    assert black_calls == (["s0.py"] if fork else list(sources))
+    for name, source in sources.items():
+        assert out[name] == black.format_str(source, mode=black.Mode(line_length=fmt.LINE_LENGTH))
+
+
+def test_format_all_names_the_invalid_script_even_when_another_process_formats_it(monkeypatch):
+    monkeypatch.setenv("MSCODEGEN_NO_CACHE", "1")
+    monkeypatch.setattr(fmt, "_can_fork", lambda: True)
+    monkeypatch.setattr(fmt.os, "cpu_count", lambda: 2)
+    with pytest.raises(fmt.GeneratedCodeError, match=r"^b\.py: template output is not valid Python"):
+        fmt.format_all({"a.py": SOURCE, "b.py": "def f(:\n"})
