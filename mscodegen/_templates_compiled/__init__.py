@@ -1,0 +1,1 @@
+"""Precompiled templates (see mscodegen/render.py); written by `python -m mscodegen.render`."""
