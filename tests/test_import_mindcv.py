@@ -152,6 +152,10 @@ decay_rate: 0.5
 """
 
 
+# IMAGENET_DEFAULT_MEAN / IMAGENET_DEFAULT_STD (mindcv/data/constants.py): 0-255 values, as mindcv's Normalize takes them
+IMAGENET_NORMALIZE = {"mean": [123.675, 116.28, 103.53], "std": [58.395, 57.12, 57.375]}
+
+
 def write_image_folder(root: Path, classes=("cat", "dog", "fox"), per_class: int = 2) -> None:
     rng = np.random.default_rng(0)
     for cls in classes:
@@ -208,18 +212,61 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     config = yaml.safe_load(out.read_text())
     assert config["runtime"] == {"mode": "graph", "device_target": "CPU", "seed": 42}
     assert config["network"] == {"kind": "mindcv", "name": "resnet18", "num_classes": 1000}
+    # mindcv transforms_imagenet_train: RandomCropDecodeResize (the source decodes: RandomResizedCrop),
+    # hflip, rand_augment_transform (approximated by MindSpore's RandAugment), Normalize on 0-255 pixels,
+    # HWC2CHW, RandomErasing; color_jitter unused with auto_augment
     assert config["data"]["train"] == {
         "kind": "image_folder",
         "path": f"{data}/train",
         "batch_size": 256,  # 32 per device x 8
         "shuffle": True,
         "drop_remainder": True,
-        "num_workers": 8,
+        "num_workers": 1,  # RandomErasing runs in Python: one worker
         "transforms": {
-            "resize": [224, 224],
-            "normalize": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
+            "image": [
+                {
+                    "RandomResizedCrop": {
+                        "size": 224,
+                        "scale": [0.08, 1.0],
+                        "ratio": [0.75, 1.333],
+                        "interpolation": "BILINEAR",
+                    }
+                },
+                {"RandomHorizontalFlip": {"prob": 0.5}},
+                {
+                    "RandAugment": {
+                        "num_ops": 2,
+                        "magnitude": 9,
+                        "num_magnitude_bins": 11,
+                        "interpolation": "BILINEAR",
+                    }
+                },
+                {"Normalize": IMAGENET_NORMALIZE},
+                {"HWC2CHW": {}},
+                {
+                    "RandomErasing": {
+                        "prob": 0.25,
+                        "scale": [0.02, 0.33],
+                        "ratio": [0.3, 3.3],
+                        "value": 0,
+                        "max_attempts": 10,
+                    }
+                },
+            ],
+            "label": [{"TypeCast": {"data_type": "int32"}}],
         },
     }
+    # transforms_imagenet_eval: Decode (the source's), Resize(floor(224 / 0.875) = 256), CenterCrop(224)
+    assert config["data"]["eval"]["transforms"] == {
+        "image": [
+            {"Resize": {"size": 256, "interpolation": "BILINEAR"}},
+            {"CenterCrop": {"size": 224}},
+            {"Normalize": IMAGENET_NORMALIZE},
+            {"HWC2CHW": {}},
+        ],
+        "label": [{"TypeCast": {"data_type": "int32"}}],
+    }
+    assert config["data"]["eval"]["num_workers"] == 8
     assert config["data"]["eval"]["path"] == f"{data}/val"
     assert config["data"]["eval"]["batch_size"] == 32
     assert config["data"]["eval"]["drop_remainder"] is False
@@ -254,22 +301,14 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     assert config["parallel"] == {"mode": "data_parallel", "workers": 8}
     assert "grad" not in config
 
-    not_converted = findings(err, "not converted")
-    assert set(not_converted) == {
-        "scale",
-        "ratio",
-        "hflip",
-        "auto_augment",
-        "re_prob",
-        "re_scale",
-        "re_ratio",
-        "re_value",
-        "re_max_attempts",
-    }
-    assert not_converted["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (")
-    assert not_converted["hflip"] == "0.5 (mscodegen has no augmentation pipeline yet)"
-    assert not_converted["re_scale"].startswith("[0.02, 0.33], mindcv's default (")
-    assert set(findings(err, "approximated")) == {"crop_pct"}
+    assert findings(err, "not converted") == {}
+    approximated = findings(err, "approximated")
+    assert set(approximated) == {"auto_augment"}
+    assert approximated["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (RandAugment is MindSpore's")
+    assert (
+        "note: data.train.num_workers is 1, not num_parallel_workers 8: RandomErasing run(s) in Python"
+        in err[-1]
+    )
     assert "not converted: mixup" not in "\n".join(err)  # 0.0: no mixup, as in mscodegen
     assert "color_jitter" not in "\n".join(err)  # mindcv ignores it when auto_augment is set
 
@@ -278,6 +317,7 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     assert f"#   mscodegen import-mindcv {recipe.as_posix()} -o {out.as_posix()} --devices 8\n" in text
     assert "global batch over --devices 8 (256)" in text
     assert "#   auto_augment = 'randaug-m9-mstd0.5-inc1' (" in text
+    assert "        - RandomHorizontalFlip: {prob: 0.5}  # hflip\n" in text
     assert "# Ignored (mindcv does not use them with the values above):\n" in text
     assert "#   color_jitter = 0.4 (mindcv ignores it when auto_augment is set)\n" in text
     assert "  epochs: 120  # epoch_size\n" in text
@@ -338,12 +378,32 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
     assert config["loss_scale"] == {"kind": "dynamic", "init": 65536.0, "factor": 2, "window": 2000}
     assert config["train"]["epochs"] == 300
 
+    # create_loader: Mixup(mixup_alpha=mixup, cutmix_alpha=cutmix, cutmix_minmax=None, prob=cutmix_prob,
+    # switch_prob=0.5, label_smoothing=0.0, num_classes=num_classes); the loss smooths
+    assert config["data"]["train"]["batch_transforms"] == [
+        {
+            "mindcv.Mixup": {
+                "mixup_alpha": 0.8,
+                "cutmix_alpha": 1.0,
+                "prob": 1.0,  # cutmix_prob, mindcv's default
+                "switch_prob": 0.5,
+                "label_smoothing": 0.0,
+                "num_classes": 1000,
+            }
+        }
+    ]
+    assert config["loss"]["kwargs"]["label_smoothing"] == 0.1
+    assert config["data"]["train"]["num_workers"] == 1  # mindcv.Mixup runs in Python
+    # hflip 0.0 and color_jitter 0.0: no flip, no RandomColorAdjust
+    assert [next(iter(e)) for e in config["data"]["train"]["transforms"]["image"]] == [
+        "RandomResizedCrop",
+        "Normalize",
+        "HWC2CHW",
+    ]
     not_converted = findings(err, "not converted")
-    assert set(not_converted) == {"scale", "ratio", "mixup", "cutmix", "cutmix_prob", "ema", "ema_decay"}
+    assert set(not_converted) == {"ema", "ema_decay"}
     assert not_converted["ema"] == "True (mscodegen keeps no moving average of the weights)"
-    assert not_converted["mixup"] == "0.8 (mscodegen has no augmentation pipeline yet)"
-    assert not_converted["cutmix_prob"].startswith("1.0, mindcv's default (")
-    assert set(findings(err, "approximated")) == {"opt", "crop_pct"}
+    assert set(findings(err, "approximated")) == {"opt"}
     assert findings(err, "approximated")["opt"].startswith("'adamw' (mindcv's AdamW corrects")
     # hflip 0.0 and color_jitter 0.0 are what mscodegen does anyway: not listed
     assert not any(key in line for line in err for key in ("hflip", "color_jitter", "interpolation"))
@@ -428,9 +488,12 @@ def test_omitted_arguments_take_mindcv_defaults(tmp_path: Path, capsys) -> None:
     assert config["data"]["train"]["batch_size"] == 128
     assert config["network"]["num_classes"] == 3
     assert "eval" not in config and "eval" not in config["data"]
-    not_converted = findings(err, "not converted")
-    assert not_converted["hflip"].startswith("0.5, mindcv's default (")
-    assert not_converted["color_jitter"].startswith("0.4, mindcv's default (")
+    assert findings(err, "not converted") == {}
+    # config.py's hflip 0.5 and color_jitter 0.4 -> transforms_imagenet_train's flip and RandomColorAdjust(0.4, 0.4, 0.4)
+    assert config["data"]["train"]["transforms"]["image"][1:3] == [
+        {"RandomHorizontalFlip": {"prob": 0.5}},
+        {"RandomColorAdjust": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4}},
+    ]
     approximated = findings(err, "approximated")
     # decay_epochs 100 is not the 87 epochs after the warm-up
     assert set(approximated) == {"decay_epochs"}
@@ -657,7 +720,7 @@ def test_each_unconvertible_choice_is_reported_and_the_config_still_validates(
     load_config(out)
 
 
-def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> None:
+def test_cifar10_training_augmentation_is_converted(tmp_path: Path, capsys) -> None:
     (tmp_path / "cifar").mkdir()
     (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073 * 32))  # 32 records: two batches
     recipe = tmp_path / "r.yaml"
@@ -669,14 +732,26 @@ def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> No
     )
     out = tmp_path / "out.yaml"
     code, err, _ = run(recipe, out, capsys)
-    assert code == 1
-    assert set(findings(err, "approximated")) == {"dataset"}
-    assert findings(err, "not converted") == {}
+    assert (code, err) == (0, [])
     config = yaml.safe_load(out.read_text())
+    # mindcv transforms_cifar: RandomCrop((32, 32), (4, 4, 4, 4)) and RandomHorizontalFlip(0.5) for training,
+    # then Resize(image_resize), Rescale(1/255, 0), Normalize(its fixed mean/std), HWC2CHW
+    tail = [
+        {"Resize": {"size": [32, 32]}},
+        {"Rescale": {"rescale": 1 / 255, "shift": 0.0}},
+        {"Normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]}},
+        {"HWC2CHW": {}},
+    ]
+    labels = [{"TypeCast": {"data_type": "int32"}}]  # create_loader's target_transform
     assert config["data"]["train"]["transforms"] == {
-        "resize": [32, 32],
-        "normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]},
+        "image": [
+            {"RandomCrop": {"size": [32, 32], "padding": [4, 4, 4, 4]}},
+            {"RandomHorizontalFlip": {"prob": 0.5}},
+            *tail,
+        ],
+        "label": labels,
     }
+    assert config["data"]["eval"]["transforms"] == {"image": tail, "label": labels}
     assert config["network"]["num_classes"] == 10
     assert "#   hflip = 0.5 (mindcv's cifar10 transforms do not use it)\n" in out.read_text()
     load_config(out)
