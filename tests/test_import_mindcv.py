@@ -755,3 +755,287 @@ def test_cifar10_training_augmentation_is_converted(tmp_path: Path, capsys) -> N
     assert config["network"]["num_classes"] == 10
     assert "#   hflip = 0.5 (mindcv's cifar10 transforms do not use it)\n" in out.read_text()
     load_config(out)
+
+
+AUGMENT_RECIPE = """\
+dataset: "imagenet"
+data_dir: "{data_dir}"
+val_while_train: True
+num_classes: 3
+batch_size: 4
+num_parallel_workers: 2
+model: "resnet18"
+epoch_size: 2
+warmup_epochs: 0
+decay_epochs: 2
+image_resize: 32
+scale: [0.5, 1.0]
+ratio: [0.8, 1.25]
+interpolation: "bicubic"
+hflip: 0.3
+vflip: 0.2
+color_jitter: [0.1, 0.2, 0.3, 0.05]
+mean: [127.5, 127.5, 127.5]
+std: [64.0, 64.0, 64.0]
+re_prob: 0.5
+re_scale: [0.05, 0.2]
+re_ratio: [0.5, 2.0]
+re_value: 0
+re_max_attempts: 5
+crop_pct: 0.9
+mixup: 0.2
+cutmix: 1.0
+cutmix_prob: 0.5
+"""
+
+# mindcv transforms_imagenet_train with AUGMENT_RECIPE's arguments, op for op:
+# RandomCropDecodeResize(image_resize, scale, ratio, Inter.BICUBIC) -> RandomResizedCrop (the source decodes),
+# RandomHorizontalFlip(prob=hflip), RandomVerticalFlip(prob=vflip), RandomColorAdjust(*color_jitter),
+# Normalize(mean, std), HWC2CHW(), RandomErasing(re_prob, re_scale, re_ratio, re_value, re_max_attempts)
+AUGMENT_TRAIN = [
+    {
+        "RandomResizedCrop": {
+            "size": 32,
+            "scale": [0.5, 1.0],
+            "ratio": [0.8, 1.25],
+            "interpolation": "BICUBIC",
+        }
+    },
+    {"RandomHorizontalFlip": {"prob": 0.3}},
+    {"RandomVerticalFlip": {"prob": 0.2}},
+    {"RandomColorAdjust": {"brightness": 0.1, "contrast": 0.2, "saturation": 0.3, "hue": 0.05}},
+    {"Normalize": {"mean": [127.5, 127.5, 127.5], "std": [64.0, 64.0, 64.0]}},
+    {"HWC2CHW": {}},
+    {
+        "RandomErasing": {
+            "prob": 0.5,
+            "scale": [0.05, 0.2],
+            "ratio": [0.5, 2.0],
+            "value": 0,
+            "max_attempts": 5,
+        }
+    },
+]
+# transforms_imagenet_eval: Decode (the source's), Resize(floor(32 / 0.9) = 35, Inter.BICUBIC),
+# CenterCrop(32), Normalize(mean, std), HWC2CHW()
+AUGMENT_EVAL = [
+    {"Resize": {"size": 35, "interpolation": "BICUBIC"}},
+    {"CenterCrop": {"size": 32}},
+    {"Normalize": {"mean": [127.5, 127.5, 127.5], "std": [64.0, 64.0, 64.0]}},
+    {"HWC2CHW": {}},
+]
+
+
+def augment_recipe(tmp_path: Path, extra: str = "") -> Path:
+    data = tmp_path / "folders"
+    write_image_folder(data / "train", per_class=4)
+    write_image_folder(data / "val", per_class=2)
+    recipe = tmp_path / "augment.yaml"
+    recipe.write_text(AUGMENT_RECIPE.format(data_dir=data) + extra)
+    return recipe
+
+
+def test_imagenet_augmentation_is_converted_op_for_op(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path)
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+
+    config = yaml.safe_load(out.read_text())
+    train, evaluate = config["data"]["train"], config["data"]["eval"]
+    assert train["transforms"] == {"image": AUGMENT_TRAIN, "label": [{"TypeCast": {"data_type": "int32"}}]}
+    assert evaluate["transforms"] == {"image": AUGMENT_EVAL, "label": [{"TypeCast": {"data_type": "int32"}}]}
+    # create_loader (loader.py): mixup + cutmix > 0 and batch_size > 1 -> Mixup(mixup_alpha=mixup,
+    # cutmix_alpha=cutmix, cutmix_minmax=None, prob=cutmix_prob, switch_prob=0.5, label_smoothing=0.0,
+    # num_classes=num_classes)
+    assert train["batch_transforms"] == [
+        {
+            "mindcv.Mixup": {
+                "mixup_alpha": 0.2,
+                "cutmix_alpha": 1.0,
+                "prob": 0.5,
+                "switch_prob": 0.5,
+                "label_smoothing": 0.0,
+                "num_classes": 3,
+            }
+        }
+    ]
+    assert (train["num_workers"], evaluate["num_workers"]) == (1, 2)  # RandomErasing, Mixup: Python ops
+    assert err == [
+        "note: data.train.num_workers is 1, not num_parallel_workers 2: RandomErasing, mindcv.Mixup run(s) "
+        "in Python, which mscodegen runs reproducibly with one worker only"
+    ]
+    assert code == 0  # everything converted exactly
+    text = out.read_text()
+    assert "        - RandomVerticalFlip: {prob: 0.2}  # vflip\n" in text
+    assert "        - CenterCrop: {size: 32}  # image_resize\n" in text
+    assert (
+        "    num_workers: 1  # num_parallel_workers 2: 1 for RandomErasing, mindcv.Mixup (Python ops)\n"
+        in text
+    )
+    load_config(out)
+
+
+@pytest.mark.parametrize(
+    ("auto_augment", "entry", "kind", "reason"),
+    [
+        # rand_augment_transform: m9 -> magnitude 9 of _LEVEL_DENOM 10; n defaults to 2; mstd is shadowed by
+        # its hparams.setdefault("magnitude_std", 0.5); inc selects _RAND_INCREASING_TRANSFORMS.
+        # img_mean = round(127.5) = 128 on every channel: an int fill_value says it exactly
+        (
+            "randaug-m9-mstd0.5-inc1",
+            {
+                "RandAugment": {
+                    "num_ops": 2,
+                    "magnitude": 9,
+                    "num_magnitude_bins": 11,
+                    "interpolation": "BICUBIC",
+                    "fill_value": 128,
+                }
+            },
+            "approximated",
+            ["mindcv each with probability 0.5", "so the recipe's mstd changes nothing", "inc0 too"],
+        ),
+        # m12 is clipped to _LEVEL_DENOM by AugmentOp; w0 picks by _RAND_CHOICE_WEIGHTS_0
+        (
+            "randaug-m12-n3-w0",
+            {
+                "RandAugment": {
+                    "num_ops": 3,
+                    "magnitude": 10,
+                    "num_magnitude_bins": 11,
+                    "interpolation": "BICUBIC",
+                    "fill_value": 128,
+                }
+            },
+            "approximated",
+            [
+                "without inc, mindcv's Color/Contrast",
+                "w: mindcv picks the ops by fixed weights",
+                "clipped to 10",
+            ],
+        ),
+        # auto_augment_transform('autoaug'): auto_augment_policy_posterize_original, the ImageNet policy
+        (
+            "autoaug-mstd0.5",
+            {"AutoAugment": {"policy": "IMAGENET", "interpolation": "BICUBIC", "fill_value": 128}},
+            "approximated",
+            ["10 bins", "mstd changes nothing"],
+        ),
+        # trivial_augment_wide_transform: magnitude 31, uniform sampling
+        (
+            "trivialaugwide",
+            {"TrivialAugmentWide": {"interpolation": "BICUBIC", "fill_value": 128}},
+            "approximated",
+            ["31 magnitude bins", "uniformly from [0, m]"],
+        ),
+        ("autoaugr", None, "not converted", ["no MindSpore op has mindcv's 'autoaugr' policy"]),
+        ("3a", None, "not converted", ["no MindSpore op has mindcv's '3a' policy"]),
+        ("augmix-m5-w4-d2", None, "not converted", ["have no AugMix"]),
+        ("randaug-x5", None, "not converted", ["rand_augment_transform rejects it"]),
+        ("cutout", None, "not converted", ["unknown auto augment policy"]),
+    ],
+)
+def test_auto_augment_policies(tmp_path: Path, capsys, auto_augment, entry, kind, reason) -> None:
+    recipe = augment_recipe(tmp_path, f'auto_augment: "{auto_augment}"\n')
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1
+    image = yaml.safe_load(out.read_text())["data"]["train"]["transforms"]["image"]
+    # the flips, then the policy in color_jitter's place (transforms_imagenet_train ignores color_jitter)
+    assert image[:3] == AUGMENT_TRAIN[:3]
+    assert image[3:] == ([entry] if entry else []) + AUGMENT_TRAIN[4:]
+    found = findings(err, kind)
+    assert set(found) == {"auto_augment"}
+    for part in reason:
+        assert part in found["auto_augment"]
+    other = "approximated" if kind == "not converted" else "not converted"
+    assert findings(err, other) == {}
+    assert (
+        "#   color_jitter = [0.1, 0.2, 0.3, 0.05] (mindcv ignores it when auto_augment is set)"
+        in out.read_text()
+    )
+    load_config(out)
+
+
+def test_rand_augment_fill_value_of_unequal_channels_is_reported(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path, 'auto_augment: "randaug-m9"\nmean: [123.675, 116.28, 103.53]\n')
+    out = tmp_path / "out.yaml"
+    _, err, _ = run(recipe, out, capsys)
+    image = yaml.safe_load(out.read_text())["data"]["train"]["transforms"]["image"]
+    assert image[3] == {
+        "RandAugment": {"num_ops": 2, "magnitude": 9, "num_magnitude_bins": 11, "interpolation": "BICUBIC"}
+    }
+    # transforms_imagenet_train: img_mean = tuple(min(255, round(x)) for x in mean)
+    assert (
+        "fill with 0, mindcv with img_mean (124, 116, 104)" in findings(err, "approximated")["auto_augment"]
+    )
+    load_config(out)
+
+
+def test_mixup_that_mscodegen_cannot_run_is_reported(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path, "batch_size: 3\n")
+    out = tmp_path / "out.yaml"
+    _, err, _ = run(recipe, out, capsys)
+    not_converted = findings(err, "not converted")
+    assert set(not_converted) == {"mixup", "cutmix", "cutmix_prob"}
+    assert "needs an even batch (it asserts so), and batch_size is 3" in not_converted["mixup"]
+    assert "batch_transforms" not in yaml.safe_load(out.read_text())["data"]["train"]
+
+
+def _ops(entries: list[dict]) -> list:
+    """The converted entries as the generated script builds them (mscodegen's own rendering)."""
+    import mindspore as ms
+    from mindspore.dataset import transforms, vision
+
+    from mscodegen import _pipeline
+
+    return [
+        eval(_pipeline.render(e), {"vision": vision, "transforms": transforms, "ms": ms}) for e in entries
+    ]
+
+
+def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:
+    import mindspore.dataset as ds
+
+    ds.config.set_seed(seed)  # seeds the C++ ops, and Python's random for RandomErasing
+    dataset = ds.NumpySlicesDataset({"image": column}, shuffle=False, num_parallel_workers=1)
+    dataset = dataset.map(ops, input_columns="image", num_parallel_workers=1)
+    return [row["image"] for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True)]
+
+
+def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path: Path, capsys) -> None:
+    """The independent check: mindcv's own create_transforms (on encoded images, as its loader decodes)
+    against the converted pipelines (on decoded images, as mscodegen's ImageFolderDataset gives them)."""
+    import io
+
+    from mindcv.data import create_transforms
+
+    recipe = augment_recipe(tmp_path)
+    out = tmp_path / "out.yaml"
+    run(recipe, out, capsys)
+    config = yaml.safe_load(out.read_text())
+    args = yaml.safe_load(recipe.read_text())
+    rng = np.random.default_rng(1)
+    images = [rng.integers(0, 256, size=(40 + 7 * i, 50 - 3 * i, 3), dtype=np.uint8) for i in range(4)]
+    encoded = []
+    for image in images:
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG")
+        encoded.append(np.frombuffer(buffer.getvalue(), dtype=np.uint8))
+    common = {key: args[key] for key in ("image_resize", "interpolation", "mean", "std")}
+
+    mindcv_eval = create_transforms("imagenet", is_training=False, crop_pct=args["crop_pct"], **common)
+    expected = _apply(encoded, mindcv_eval, seed=0)
+    got = _apply(images, _ops(config["data"]["eval"]["transforms"]["image"]), seed=0)
+    assert all(e.shape == (3, 32, 32) and e.dtype == np.float32 for e in expected)
+    assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))
+
+    train_keys = ("scale", "ratio", "hflip", "vflip", "color_jitter", "re_prob", "re_scale", "re_ratio")
+    train_args = {key: args[key] for key in (*train_keys, "re_value", "re_max_attempts")}
+    train_args["scale"], train_args["ratio"] = tuple(args["scale"]), tuple(args["ratio"])
+    mindcv_train = create_transforms("imagenet", is_training=True, **common, **train_args)
+    for seed in (0, 1, 2):
+        expected = _apply(encoded, mindcv_train, seed=seed)
+        got = _apply(images, _ops(config["data"]["train"]["transforms"]["image"]), seed=seed)
+        assert [(e.shape, e.dtype) for e in expected] == [(g.shape, g.dtype) for g in got]
+        assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))
