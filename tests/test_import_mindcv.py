@@ -152,6 +152,10 @@ decay_rate: 0.5
 """
 
 
+# IMAGENET_DEFAULT_MEAN / IMAGENET_DEFAULT_STD (mindcv/data/constants.py): 0-255 values, as mindcv's Normalize takes them
+IMAGENET_NORMALIZE = {"mean": [123.675, 116.28, 103.53], "std": [58.395, 57.12, 57.375]}
+
+
 def write_image_folder(root: Path, classes=("cat", "dog", "fox"), per_class: int = 2) -> None:
     rng = np.random.default_rng(0)
     for cls in classes:
@@ -208,18 +212,61 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     config = yaml.safe_load(out.read_text())
     assert config["runtime"] == {"mode": "graph", "device_target": "CPU", "seed": 42}
     assert config["network"] == {"kind": "mindcv", "name": "resnet18", "num_classes": 1000}
+    # mindcv transforms_imagenet_train: RandomCropDecodeResize (the source decodes: RandomResizedCrop),
+    # hflip, rand_augment_transform (approximated by MindSpore's RandAugment), Normalize on 0-255 pixels,
+    # HWC2CHW, RandomErasing; color_jitter unused with auto_augment
     assert config["data"]["train"] == {
         "kind": "image_folder",
         "path": f"{data}/train",
         "batch_size": 256,  # 32 per device x 8
         "shuffle": True,
         "drop_remainder": True,
-        "num_workers": 8,
+        "num_workers": 1,  # RandomErasing runs in Python: one worker
         "transforms": {
-            "resize": [224, 224],
-            "normalize": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
+            "image": [
+                {
+                    "RandomResizedCrop": {
+                        "size": 224,
+                        "scale": [0.08, 1.0],
+                        "ratio": [0.75, 1.333],
+                        "interpolation": "BILINEAR",
+                    }
+                },
+                {"RandomHorizontalFlip": {"prob": 0.5}},
+                {
+                    "RandAugment": {
+                        "num_ops": 2,
+                        "magnitude": 9,
+                        "num_magnitude_bins": 11,
+                        "interpolation": "BILINEAR",
+                    }
+                },
+                {"Normalize": IMAGENET_NORMALIZE},
+                {"HWC2CHW": {}},
+                {
+                    "RandomErasing": {
+                        "prob": 0.25,
+                        "scale": [0.02, 0.33],
+                        "ratio": [0.3, 3.3],
+                        "value": 0,
+                        "max_attempts": 10,
+                    }
+                },
+            ],
+            "label": [{"TypeCast": {"data_type": "int32"}}],
         },
     }
+    # transforms_imagenet_eval: Decode (the source's), Resize(floor(224 / 0.875) = 256), CenterCrop(224)
+    assert config["data"]["eval"]["transforms"] == {
+        "image": [
+            {"Resize": {"size": 256, "interpolation": "BILINEAR"}},
+            {"CenterCrop": {"size": 224}},
+            {"Normalize": IMAGENET_NORMALIZE},
+            {"HWC2CHW": {}},
+        ],
+        "label": [{"TypeCast": {"data_type": "int32"}}],
+    }
+    assert config["data"]["eval"]["num_workers"] == 8
     assert config["data"]["eval"]["path"] == f"{data}/val"
     assert config["data"]["eval"]["batch_size"] == 32
     assert config["data"]["eval"]["drop_remainder"] is False
@@ -254,22 +301,14 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     assert config["parallel"] == {"mode": "data_parallel", "workers": 8}
     assert "grad" not in config
 
-    not_converted = findings(err, "not converted")
-    assert set(not_converted) == {
-        "scale",
-        "ratio",
-        "hflip",
-        "auto_augment",
-        "re_prob",
-        "re_scale",
-        "re_ratio",
-        "re_value",
-        "re_max_attempts",
-    }
-    assert not_converted["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (")
-    assert not_converted["hflip"] == "0.5 (mscodegen has no augmentation pipeline yet)"
-    assert not_converted["re_scale"].startswith("[0.02, 0.33], mindcv's default (")
-    assert set(findings(err, "approximated")) == {"crop_pct"}
+    assert findings(err, "not converted") == {}
+    approximated = findings(err, "approximated")
+    assert set(approximated) == {"auto_augment"}
+    assert approximated["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (RandAugment is MindSpore's")
+    assert (
+        "note: data.train.num_workers is 1, not num_parallel_workers 8: RandomErasing run(s) in Python"
+        in err[-1]
+    )
     assert "not converted: mixup" not in "\n".join(err)  # 0.0: no mixup, as in mscodegen
     assert "color_jitter" not in "\n".join(err)  # mindcv ignores it when auto_augment is set
 
@@ -278,6 +317,7 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     assert f"#   mscodegen import-mindcv {recipe.as_posix()} -o {out.as_posix()} --devices 8\n" in text
     assert "global batch over --devices 8 (256)" in text
     assert "#   auto_augment = 'randaug-m9-mstd0.5-inc1' (" in text
+    assert "        - RandomHorizontalFlip: {prob: 0.5}  # hflip\n" in text
     assert "# Ignored (mindcv does not use them with the values above):\n" in text
     assert "#   color_jitter = 0.4 (mindcv ignores it when auto_augment is set)\n" in text
     assert "  epochs: 120  # epoch_size\n" in text
@@ -338,12 +378,32 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
     assert config["loss_scale"] == {"kind": "dynamic", "init": 65536.0, "factor": 2, "window": 2000}
     assert config["train"]["epochs"] == 300
 
+    # create_loader: Mixup(mixup_alpha=mixup, cutmix_alpha=cutmix, cutmix_minmax=None, prob=cutmix_prob,
+    # switch_prob=0.5, label_smoothing=0.0, num_classes=num_classes); the loss smooths
+    assert config["data"]["train"]["batch_transforms"] == [
+        {
+            "mindcv.Mixup": {
+                "mixup_alpha": 0.8,
+                "cutmix_alpha": 1.0,
+                "prob": 1.0,  # cutmix_prob, mindcv's default
+                "switch_prob": 0.5,
+                "label_smoothing": 0.0,
+                "num_classes": 1000,
+            }
+        }
+    ]
+    assert config["loss"]["kwargs"]["label_smoothing"] == 0.1
+    assert config["data"]["train"]["num_workers"] == 1  # mindcv.Mixup runs in Python
+    # hflip 0.0 and color_jitter 0.0: no flip, no RandomColorAdjust
+    assert [next(iter(e)) for e in config["data"]["train"]["transforms"]["image"]] == [
+        "RandomResizedCrop",
+        "Normalize",
+        "HWC2CHW",
+    ]
     not_converted = findings(err, "not converted")
-    assert set(not_converted) == {"scale", "ratio", "mixup", "cutmix", "cutmix_prob", "ema", "ema_decay"}
+    assert set(not_converted) == {"ema", "ema_decay"}
     assert not_converted["ema"] == "True (mscodegen keeps no moving average of the weights)"
-    assert not_converted["mixup"] == "0.8 (mscodegen has no augmentation pipeline yet)"
-    assert not_converted["cutmix_prob"].startswith("1.0, mindcv's default (")
-    assert set(findings(err, "approximated")) == {"opt", "crop_pct"}
+    assert set(findings(err, "approximated")) == {"opt"}
     assert findings(err, "approximated")["opt"].startswith("'adamw' (mindcv's AdamW corrects")
     # hflip 0.0 and color_jitter 0.0 are what mscodegen does anyway: not listed
     assert not any(key in line for line in err for key in ("hflip", "color_jitter", "interpolation"))
@@ -428,9 +488,12 @@ def test_omitted_arguments_take_mindcv_defaults(tmp_path: Path, capsys) -> None:
     assert config["data"]["train"]["batch_size"] == 128
     assert config["network"]["num_classes"] == 3
     assert "eval" not in config and "eval" not in config["data"]
-    not_converted = findings(err, "not converted")
-    assert not_converted["hflip"].startswith("0.5, mindcv's default (")
-    assert not_converted["color_jitter"].startswith("0.4, mindcv's default (")
+    assert findings(err, "not converted") == {}
+    # config.py's hflip 0.5 and color_jitter 0.4 -> transforms_imagenet_train's flip and RandomColorAdjust(0.4, 0.4, 0.4)
+    assert config["data"]["train"]["transforms"]["image"][1:3] == [
+        {"RandomHorizontalFlip": {"prob": 0.5}},
+        {"RandomColorAdjust": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4}},
+    ]
     approximated = findings(err, "approximated")
     # decay_epochs 100 is not the 87 epochs after the warm-up
     assert set(approximated) == {"decay_epochs"}
@@ -657,7 +720,7 @@ def test_each_unconvertible_choice_is_reported_and_the_config_still_validates(
     load_config(out)
 
 
-def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> None:
+def test_cifar10_training_augmentation_is_converted(tmp_path: Path, capsys) -> None:
     (tmp_path / "cifar").mkdir()
     (tmp_path / "cifar" / "data_batch_1.bin").write_bytes(bytes(3073 * 32))  # 32 records: two batches
     recipe = tmp_path / "r.yaml"
@@ -669,14 +732,310 @@ def test_cifar10_training_augmentation_is_reported(tmp_path: Path, capsys) -> No
     )
     out = tmp_path / "out.yaml"
     code, err, _ = run(recipe, out, capsys)
-    assert code == 1
-    assert set(findings(err, "approximated")) == {"dataset"}
-    assert findings(err, "not converted") == {}
+    assert (code, err) == (0, [])
     config = yaml.safe_load(out.read_text())
+    # mindcv transforms_cifar: RandomCrop((32, 32), (4, 4, 4, 4)) and RandomHorizontalFlip(0.5) for training,
+    # then Resize(image_resize), Rescale(1/255, 0), Normalize(its fixed mean/std), HWC2CHW
+    tail = [
+        {"Resize": {"size": [32, 32]}},
+        {"Rescale": {"rescale": 1 / 255, "shift": 0.0}},
+        {"Normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]}},
+        {"HWC2CHW": {}},
+    ]
+    labels = [{"TypeCast": {"data_type": "int32"}}]  # create_loader's target_transform
     assert config["data"]["train"]["transforms"] == {
-        "resize": [32, 32],
-        "normalize": {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]},
+        "image": [
+            {"RandomCrop": {"size": [32, 32], "padding": [4, 4, 4, 4]}},
+            {"RandomHorizontalFlip": {"prob": 0.5}},
+            *tail,
+        ],
+        "label": labels,
     }
+    assert config["data"]["eval"]["transforms"] == {"image": tail, "label": labels}
     assert config["network"]["num_classes"] == 10
     assert "#   hflip = 0.5 (mindcv's cifar10 transforms do not use it)\n" in out.read_text()
     load_config(out)
+
+
+AUGMENT_RECIPE = """\
+dataset: "imagenet"
+data_dir: "{data_dir}"
+val_while_train: True
+num_classes: 3
+batch_size: 4
+num_parallel_workers: 2
+model: "resnet18"
+epoch_size: 2
+warmup_epochs: 0
+decay_epochs: 2
+image_resize: 32
+scale: [0.5, 1.0]
+ratio: [0.8, 1.25]
+interpolation: "bicubic"
+hflip: 0.3
+vflip: 0.2
+color_jitter: [0.1, 0.2, 0.3, 0.05]
+mean: [127.5, 127.5, 127.5]
+std: [64.0, 64.0, 64.0]
+re_prob: 0.5
+re_scale: [0.05, 0.2]
+re_ratio: [0.5, 2.0]
+re_value: 0
+re_max_attempts: 5
+crop_pct: 0.9
+mixup: 0.2
+cutmix: 1.0
+cutmix_prob: 0.5
+"""
+
+# mindcv transforms_imagenet_train with AUGMENT_RECIPE's arguments, op for op:
+# RandomCropDecodeResize(image_resize, scale, ratio, Inter.BICUBIC) -> RandomResizedCrop (the source decodes),
+# RandomHorizontalFlip(prob=hflip), RandomVerticalFlip(prob=vflip), RandomColorAdjust(*color_jitter),
+# Normalize(mean, std), HWC2CHW(), RandomErasing(re_prob, re_scale, re_ratio, re_value, re_max_attempts)
+AUGMENT_TRAIN = [
+    {
+        "RandomResizedCrop": {
+            "size": 32,
+            "scale": [0.5, 1.0],
+            "ratio": [0.8, 1.25],
+            "interpolation": "BICUBIC",
+        }
+    },
+    {"RandomHorizontalFlip": {"prob": 0.3}},
+    {"RandomVerticalFlip": {"prob": 0.2}},
+    {"RandomColorAdjust": {"brightness": 0.1, "contrast": 0.2, "saturation": 0.3, "hue": 0.05}},
+    {"Normalize": {"mean": [127.5, 127.5, 127.5], "std": [64.0, 64.0, 64.0]}},
+    {"HWC2CHW": {}},
+    {
+        "RandomErasing": {
+            "prob": 0.5,
+            "scale": [0.05, 0.2],
+            "ratio": [0.5, 2.0],
+            "value": 0,
+            "max_attempts": 5,
+        }
+    },
+]
+# transforms_imagenet_eval: Decode (the source's), Resize(floor(32 / 0.9) = 35, Inter.BICUBIC),
+# CenterCrop(32), Normalize(mean, std), HWC2CHW()
+AUGMENT_EVAL = [
+    {"Resize": {"size": 35, "interpolation": "BICUBIC"}},
+    {"CenterCrop": {"size": 32}},
+    {"Normalize": {"mean": [127.5, 127.5, 127.5], "std": [64.0, 64.0, 64.0]}},
+    {"HWC2CHW": {}},
+]
+
+
+def augment_recipe(tmp_path: Path, extra: str = "") -> Path:
+    data = tmp_path / "folders"
+    write_image_folder(data / "train", per_class=4)
+    write_image_folder(data / "val", per_class=2)
+    recipe = tmp_path / "augment.yaml"
+    recipe.write_text(AUGMENT_RECIPE.format(data_dir=data) + extra)
+    return recipe
+
+
+def test_imagenet_augmentation_is_converted_op_for_op(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path)
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+
+    config = yaml.safe_load(out.read_text())
+    train, evaluate = config["data"]["train"], config["data"]["eval"]
+    assert train["transforms"] == {"image": AUGMENT_TRAIN, "label": [{"TypeCast": {"data_type": "int32"}}]}
+    assert evaluate["transforms"] == {"image": AUGMENT_EVAL, "label": [{"TypeCast": {"data_type": "int32"}}]}
+    # create_loader (loader.py): mixup + cutmix > 0 and batch_size > 1 -> Mixup(mixup_alpha=mixup,
+    # cutmix_alpha=cutmix, cutmix_minmax=None, prob=cutmix_prob, switch_prob=0.5, label_smoothing=0.0,
+    # num_classes=num_classes)
+    assert train["batch_transforms"] == [
+        {
+            "mindcv.Mixup": {
+                "mixup_alpha": 0.2,
+                "cutmix_alpha": 1.0,
+                "prob": 0.5,
+                "switch_prob": 0.5,
+                "label_smoothing": 0.0,
+                "num_classes": 3,
+            }
+        }
+    ]
+    assert (train["num_workers"], evaluate["num_workers"]) == (1, 2)  # RandomErasing, Mixup: Python ops
+    assert err == [
+        "note: data.train.num_workers is 1, not num_parallel_workers 2: RandomErasing, mindcv.Mixup run(s) "
+        "in Python, which mscodegen runs reproducibly with one worker only"
+    ]
+    assert code == 0  # everything converted exactly
+    text = out.read_text()
+    assert "        - RandomVerticalFlip: {prob: 0.2}  # vflip\n" in text
+    assert "        - CenterCrop: {size: 32}  # image_resize\n" in text
+    assert (
+        "    num_workers: 1  # num_parallel_workers 2: 1 for RandomErasing, mindcv.Mixup (Python ops)\n"
+        in text
+    )
+    load_config(out)
+
+
+@pytest.mark.parametrize(
+    ("auto_augment", "entry", "kind", "reason"),
+    [
+        # rand_augment_transform: m9 -> magnitude 9 of _LEVEL_DENOM 10; n defaults to 2; mstd is shadowed by
+        # its hparams.setdefault("magnitude_std", 0.5); inc selects _RAND_INCREASING_TRANSFORMS.
+        # img_mean = round(127.5) = 128 on every channel: an int fill_value says it exactly
+        (
+            "randaug-m9-mstd0.5-inc1",
+            {
+                "RandAugment": {
+                    "num_ops": 2,
+                    "magnitude": 9,
+                    "num_magnitude_bins": 11,
+                    "interpolation": "BICUBIC",
+                    "fill_value": 128,
+                }
+            },
+            "approximated",
+            ["mindcv each with probability 0.5", "so the recipe's mstd changes nothing", "inc0 too"],
+        ),
+        # m12 is clipped to _LEVEL_DENOM by AugmentOp; w0 picks by _RAND_CHOICE_WEIGHTS_0
+        (
+            "randaug-m12-n3-w0",
+            {
+                "RandAugment": {
+                    "num_ops": 3,
+                    "magnitude": 10,
+                    "num_magnitude_bins": 11,
+                    "interpolation": "BICUBIC",
+                    "fill_value": 128,
+                }
+            },
+            "approximated",
+            [
+                "without inc, mindcv's Color/Contrast",
+                "w: mindcv picks the ops by fixed weights",
+                "clipped to 10",
+            ],
+        ),
+        # auto_augment_transform('autoaug'): auto_augment_policy_posterize_original, the ImageNet policy
+        (
+            "autoaug-mstd0.5",
+            {"AutoAugment": {"policy": "IMAGENET", "interpolation": "BICUBIC", "fill_value": 128}},
+            "approximated",
+            ["10 bins", "mstd changes nothing"],
+        ),
+        # trivial_augment_wide_transform: magnitude 31, uniform sampling
+        (
+            "trivialaugwide",
+            {"TrivialAugmentWide": {"interpolation": "BICUBIC", "fill_value": 128}},
+            "approximated",
+            ["31 magnitude bins", "uniformly from [0, m]"],
+        ),
+        ("autoaugr", None, "not converted", ["no MindSpore op has mindcv's 'autoaugr' policy"]),
+        ("3a", None, "not converted", ["no MindSpore op has mindcv's '3a' policy"]),
+        ("augmix-m5-w4-d2", None, "not converted", ["have no AugMix"]),
+        ("randaug-x5", None, "not converted", ["rand_augment_transform rejects it"]),
+        ("cutout", None, "not converted", ["unknown auto augment policy"]),
+    ],
+)
+def test_auto_augment_policies(tmp_path: Path, capsys, auto_augment, entry, kind, reason) -> None:
+    recipe = augment_recipe(tmp_path, f'auto_augment: "{auto_augment}"\n')
+    out = tmp_path / "out.yaml"
+    code, err, _ = run(recipe, out, capsys)
+    assert code == 1
+    image = yaml.safe_load(out.read_text())["data"]["train"]["transforms"]["image"]
+    # the flips, then the policy in color_jitter's place (transforms_imagenet_train ignores color_jitter)
+    assert image[:3] == AUGMENT_TRAIN[:3]
+    assert image[3:] == ([entry] if entry else []) + AUGMENT_TRAIN[4:]
+    found = findings(err, kind)
+    assert set(found) == {"auto_augment"}
+    for part in reason:
+        assert part in found["auto_augment"]
+    other = "approximated" if kind == "not converted" else "not converted"
+    assert findings(err, other) == {}
+    assert (
+        "#   color_jitter = [0.1, 0.2, 0.3, 0.05] (mindcv ignores it when auto_augment is set)"
+        in out.read_text()
+    )
+    load_config(out)
+
+
+def test_rand_augment_fill_value_of_unequal_channels_is_reported(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path, 'auto_augment: "randaug-m9"\nmean: [123.675, 116.28, 103.53]\n')
+    out = tmp_path / "out.yaml"
+    _, err, _ = run(recipe, out, capsys)
+    image = yaml.safe_load(out.read_text())["data"]["train"]["transforms"]["image"]
+    assert image[3] == {
+        "RandAugment": {"num_ops": 2, "magnitude": 9, "num_magnitude_bins": 11, "interpolation": "BICUBIC"}
+    }
+    # transforms_imagenet_train: img_mean = tuple(min(255, round(x)) for x in mean)
+    assert (
+        "fill with 0, mindcv with img_mean (124, 116, 104)" in findings(err, "approximated")["auto_augment"]
+    )
+    load_config(out)
+
+
+def test_mixup_that_mscodegen_cannot_run_is_reported(tmp_path: Path, capsys) -> None:
+    recipe = augment_recipe(tmp_path, "batch_size: 3\n")
+    out = tmp_path / "out.yaml"
+    _, err, _ = run(recipe, out, capsys)
+    not_converted = findings(err, "not converted")
+    assert set(not_converted) == {"mixup", "cutmix", "cutmix_prob"}
+    assert "needs an even batch (it asserts so), and batch_size is 3" in not_converted["mixup"]
+    assert "batch_transforms" not in yaml.safe_load(out.read_text())["data"]["train"]
+
+
+def _ops(entries: list[dict]) -> list:
+    """The converted entries as the generated script builds them (mscodegen's own rendering)."""
+    import mindspore as ms
+    from mindspore.dataset import transforms, vision
+
+    from mscodegen import _pipeline
+
+    return [
+        eval(_pipeline.render(e), {"vision": vision, "transforms": transforms, "ms": ms}) for e in entries
+    ]
+
+
+def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:
+    import mindspore.dataset as ds
+
+    ds.config.set_seed(seed)  # seeds the C++ ops, and Python's random for RandomErasing
+    dataset = ds.NumpySlicesDataset({"image": column}, shuffle=False, num_parallel_workers=1)
+    dataset = dataset.map(ops, input_columns="image", num_parallel_workers=1)
+    return [row["image"] for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True)]
+
+
+def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path: Path, capsys) -> None:
+    """The independent check: mindcv's own create_transforms (on encoded images, as its loader decodes)
+    against the converted pipelines (on decoded images, as mscodegen's ImageFolderDataset gives them)."""
+    import io
+
+    from mindcv.data import create_transforms
+
+    recipe = augment_recipe(tmp_path)
+    out = tmp_path / "out.yaml"
+    run(recipe, out, capsys)
+    config = yaml.safe_load(out.read_text())
+    args = yaml.safe_load(recipe.read_text())
+    rng = np.random.default_rng(1)
+    images = [rng.integers(0, 256, size=(40 + 7 * i, 50 - 3 * i, 3), dtype=np.uint8) for i in range(4)]
+    encoded = []
+    for image in images:
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG")
+        encoded.append(np.frombuffer(buffer.getvalue(), dtype=np.uint8))
+    common = {key: args[key] for key in ("image_resize", "interpolation", "mean", "std")}
+
+    mindcv_eval = create_transforms("imagenet", is_training=False, crop_pct=args["crop_pct"], **common)
+    expected = _apply(encoded, mindcv_eval, seed=0)
+    got = _apply(images, _ops(config["data"]["eval"]["transforms"]["image"]), seed=0)
+    assert all(e.shape == (3, 32, 32) and e.dtype == np.float32 for e in expected)
+    assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))
+
+    train_keys = ("scale", "ratio", "hflip", "vflip", "color_jitter", "re_prob", "re_scale", "re_ratio")
+    train_args = {key: args[key] for key in (*train_keys, "re_value", "re_max_attempts")}
+    train_args["scale"], train_args["ratio"] = tuple(args["scale"]), tuple(args["ratio"])
+    mindcv_train = create_transforms("imagenet", is_training=True, **common, **train_args)
+    for seed in (0, 1, 2):
+        expected = _apply(encoded, mindcv_train, seed=seed)
+        got = _apply(images, _ops(config["data"]["train"]["transforms"]["image"]), seed=seed)
+        assert [(e.shape, e.dtype) for e in expected] == [(g.shape, g.dtype) for g in got]
+        assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))

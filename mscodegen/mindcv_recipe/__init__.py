@@ -9,7 +9,9 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
   `log_interval` -> train.log_every_steps;
 - data: `dataset` imagenet/'' (one folder per class under `data_dir/train_split`) -> data.train
   image_folder, mnist/cifar10 -> those kinds; `batch_size` (per device) x devices -> the global
-  data.train.batch_size; `image_resize`, `mean`/`std` -> transforms; `val_while_train` -> data.eval + eval;
+  data.train.batch_size; `val_while_train` -> data.eval + eval;
+- augmentation: mindcv's train/eval transforms (crop, flips, colour jitter, auto-augment, random erasing,
+  `crop_pct`) -> data.*.transforms pipelines, mixup/cutmix -> data.train.batch_transforms (mindcv.Mixup);
 - model: `model`, `num_classes`, `in_channels`, `drop_rate`, `drop_path_rate` -> network (kind mindcv);
 - training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
 - `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls);
@@ -22,7 +24,7 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
 `momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
-not converted (mscodegen cannot express it: augmentations, EMA, ...). The last two are reported.
+not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA, ...). The last two are reported.
 
 Why hand-written: the mapping is a list of judgements about mindcv's code (which arguments `train.py`
 actually uses, what `create_scheduler` and `create_optimizer` compute), not a rename of keys; each

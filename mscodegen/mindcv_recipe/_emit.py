@@ -2,7 +2,8 @@
 
 PyYAML's dumper cannot write comments, so the sections and keys are laid out here and only the leaf
 values go through `yaml.safe_dump` (in flow style); the text must read back as the config it came
-from.
+from. A transform pipeline (a list of one-key mappings, `[{OpName: {kwargs}}, ...]`) is written as a
+block sequence, one op a line, so that each op can carry its own comment (keyed by its index).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import yaml
 
-KeyPath = tuple[str, ...]
+KeyPath = tuple[str | int, ...]  # an int indexes a pipeline's entries
 
 
 def config_yaml(
@@ -54,4 +55,20 @@ def _emit(key: str, value: Any, path: KeyPath, depth: int, comments: dict[KeyPat
         for sub_key, sub_value in value.items():
             lines += _emit(sub_key, sub_value, (*path, sub_key), depth + 1, comments)
         return lines
+    if _is_pipeline(value):
+        lines = [f"{pad}{key}:{suffix}"]
+        for index, entry in enumerate(value):
+            ((name, kwargs),) = entry.items()
+            note = comments.get((*path, index))
+            tail = f"  # {_one_line(note)}" if note else ""
+            lines.append(f"{pad}  - {_flow(name)}: {_flow(kwargs)}{tail}")
+        return lines
     return [f"{pad}{key}: {_flow(value)}{suffix}"]
+
+
+def _is_pipeline(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(e, dict) and len(e) == 1 and isinstance(next(iter(e)), str) for e in value)
+    )
