@@ -19,12 +19,13 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
   per-step warm-up and cosine are the formulas mscodegen writes, so they map exactly when the decay
   spans the epochs after the warm-up);
 - `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
-  `gradient_accumulation_steps` -> amp, loss_scale, grad.
+  `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
+  warm-up, sink mode off), unless the loss scale skips overflowing steps.
 
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
 `momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
-not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA, ...). The last two are reported.
+not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA with a dynamic loss scale, ...). The last two are reported.
 
 Why hand-written: the mapping is a list of judgements about mindcv's code (which arguments `train.py`
 actually uses, what `create_scheduler` and `create_optimizer` compute), not a rename of keys; each

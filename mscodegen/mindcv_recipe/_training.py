@@ -121,9 +121,24 @@ def grad(c: Converter) -> None:
         )
     else:
         c.mapped("gradient_accumulation_steps")
-    if c.bool_("ema"):
-        c.unconverted("ema", "mscodegen keeps no moving average of the weights")
+    skips_steps = c.str_("loss_scale_type").lower() == "dynamic" or (
+        c.str_("loss_scale_type").lower() == "fixed" and c.bool_("drop_overflow_update")
+    )
+    if c.bool_("ema") and skips_steps:
+        c.unconverted("ema", "mscodegen's ema does not support a loss scale that skips overflowing steps")
         c.unconverted("ema_decay", "belongs to ema, which was not converted")
+    elif c.bool_("ema"):
+        # mindcv's TrainStep.ema_update: decay * (1 - exp(-updates / 2000)), as mscodegen's ema does
+        c.put("ema.decay", c.float_("ema_decay"), c.src("ema_decay"))
+        c.put("ema.warmup_steps", 2000, "mindcv's TrainStep: 1 - exp(-updates / 2000)")
+        c.mapped("ema", "ema_decay")
+        if c.bool_("dataset_sink_mode"):
+            c.put("train.dataset_sink_mode", False, "ema: the average is kept by a per-step callback")
+            c.done.discard("dataset_sink_mode")
+            c.approximated(
+                "dataset_sink_mode",
+                "mscodegen's ema keeps the average in a callback after every step, which needs sink mode off",
+            )
     else:
         c.mapped("ema")
         c.ignored("ema_decay", "ema is false")
