@@ -3,7 +3,9 @@
 Names and keyword arguments are checked against the shipped op table (`_dataset_ops`); this module adds
 what the table's `accepts` kinds mean for a config, and how each value is spelled in the script:
 
-- `literal`: the YAML value as a Python literal (lists stay lists);
+- `literal`: the YAML value as a Python literal; lists stay lists, except for a parameter whose stated
+  type is a tuple and never a list or sequence (`fill_value: Union[int, tuple[int]]`): MindSpore's
+  type checks reject a list there, so it is written as a tuple;
 - `enum:<Name>`: a member name, `interpolation: BILINEAR` -> `vision.Inter.BILINEAR`;
 - `dtype`: a MindSpore dtype name, `data_type: int32` -> `ms.int32`;
 - `ops` (RandomApply, RandomChoice, Compose, ...): a nested pipeline list;
@@ -123,7 +125,14 @@ def _value(param: dict[str, Any], value: Any) -> str:
     if "ops" in accepts:
         entries = value if isinstance(value, list) else [value]
         return "[" + ", ".join(render(e) for e in entries) + "]"
+    if isinstance(value, list) and _tuple_only(param["type"]):
+        return literal(tuple(value))
     return literal(value)
+
+
+def _tuple_only(stated_type: str) -> bool:
+    lowered = stated_type.lower()
+    return "tuple" in lowered and "list" not in lowered and "sequence" not in lowered
 
 
 def modules(entries: Sequence[Entry]) -> set[str]:

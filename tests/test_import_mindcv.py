@@ -1058,6 +1058,8 @@ def test_ema_is_converted_with_mindcvs_warm_up_and_sink_mode_off(tmp_path: Path,
     assert config["ema"] == {"decay": 0.999, "warmup_steps": 2000}
     # config.py's dataset_sink_mode defaults to True; mscodegen's ema runs after every step
     assert config["train"]["dataset_sink_mode"] is False
-    assert findings(err, "approximated")["dataset_sink_mode"].startswith("True, mindcv's default (mscodegen's ema keeps")
+    assert findings(err, "approximated")["dataset_sink_mode"].startswith(
+        "True, mindcv's default (mscodegen's ema keeps"
+    )
     assert "ema" not in findings(err, "not converted")
     load_config(out)

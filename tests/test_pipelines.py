@@ -322,3 +322,18 @@ def test_mixup_batch_and_cutmix_batch_train_identically(tmp_path):
     assert len(model.steps) == 10
     assert step_differences(model.steps, native.steps) == []
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
+
+
+def test_a_tuple_only_parameter_gets_a_tuple_that_mindspore_accepts():
+    """`fill_value` is `Union[int, tuple[int]]`: a YAML list is written as a tuple, because MindSpore's
+    own type check rejects a list (checked on the real op, not on the table)."""
+    from mindspore.dataset import vision
+
+    from mscodegen._pipeline import render
+
+    code = render({"RandomCrop": {"size": 8, "padding": 2, "fill_value": [1, 2, 3]}})
+    assert code == "vision.RandomCrop(size=8, padding=2, fill_value=(1, 2, 3))"
+    assert render({"Normalize": {"mean": [0.5], "std": [0.5]}}) == "vision.Normalize(mean=[0.5], std=[0.5])"
+    eval(code, {"vision": vision})  # noqa: S307  (our own rendered call)
+    with pytest.raises(TypeError, match="fill_value"):
+        vision.RandomCrop(size=8, padding=2, fill_value=[1, 2, 3])
