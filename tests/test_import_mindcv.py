@@ -239,6 +239,8 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
                         "magnitude": 9,
                         "num_magnitude_bins": 11,
                         "interpolation": "BILINEAR",
+                        # img_mean = tuple(min(255, round(x)) for x in mean), mindcv's default mean
+                        "fill_value": [124, 116, 104],
                     }
                 },
                 {"Normalize": IMAGENET_NORMALIZE},
@@ -961,18 +963,22 @@ def test_auto_augment_policies(tmp_path: Path, capsys, auto_augment, entry, kind
     load_config(out)
 
 
-def test_rand_augment_fill_value_of_unequal_channels_is_reported(tmp_path: Path, capsys) -> None:
+def test_rand_augment_fill_value_of_unequal_channels_is_converted(tmp_path: Path, capsys) -> None:
     recipe = augment_recipe(tmp_path, 'auto_augment: "randaug-m9"\nmean: [123.675, 116.28, 103.53]\n')
     out = tmp_path / "out.yaml"
     _, err, _ = run(recipe, out, capsys)
     image = yaml.safe_load(out.read_text())["data"]["train"]["transforms"]["image"]
-    assert image[3] == {
-        "RandAugment": {"num_ops": 2, "magnitude": 9, "num_magnitude_bins": 11, "interpolation": "BICUBIC"}
-    }
     # transforms_imagenet_train: img_mean = tuple(min(255, round(x)) for x in mean)
-    assert (
-        "fill with 0, mindcv with img_mean (124, 116, 104)" in findings(err, "approximated")["auto_augment"]
-    )
+    assert image[3] == {
+        "RandAugment": {
+            "num_ops": 2,
+            "magnitude": 9,
+            "num_magnitude_bins": 11,
+            "interpolation": "BICUBIC",
+            "fill_value": [124, 116, 104],
+        }
+    }
+    assert "img_mean" not in findings(err, "approximated")["auto_augment"]
     load_config(out)
 
 

@@ -54,10 +54,6 @@ IMAGENET_KEYS = (
     "std",
     "crop_pct",
 )
-FILL_NOTE = (
-    "geometric ops fill with 0, mindcv with img_mean {} (fill_value takes an int or a 3-tuple, and a config's "
-    "list is written as a list)"
-)
 
 
 class Pipeline:
@@ -320,11 +316,12 @@ def _sections(parts: list[str]) -> list[tuple[str, str]]:
 
 
 def _fill(mean: list[float]) -> tuple[dict[str, Any], list[str]]:
-    """(fill_value kwarg, the difference) for mindcv's img_mean = min(255, round(x)) per channel."""
+    """(fill_value kwarg, the difference) for mindcv's img_mean = min(255, round(x)) per channel: an
+    int when the channels agree, else the list (the script writes it as the tuple MindSpore takes)."""
     img_mean = [min(255, round(v)) for v in mean]
     if len(set(img_mean)) == 1:
         return {"fill_value": img_mean[0]}, []
-    return {}, [FILL_NOTE.format(tuple(img_mean))]
+    return {"fill_value": img_mean}, []
 
 
 def _auto_augment(
