@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from . import stats
+from .worker import PROFILE_FROM
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -134,13 +135,26 @@ def wait_for_idle(max_load: float, max_wait: float) -> float:
     return load
 
 
-def run_worker(script_dir: Path, kind: str, source: str, steps: int, timeout: float) -> dict:
+def run_worker(
+    script_dir: Path, kind: str, source: str, steps: int, timeout: float, *, profile: bool = False
+) -> dict:
     out = script_dir / f"{kind}-{source}.json"
     log = script_dir / f"{kind}-{source}.log"
     start = time.perf_counter()
+    extra = ["--profile"] if profile else []
     with open(log, "w") as fh:
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.worker", str(script_dir), kind, source, str(steps), str(out)],
+            [
+                sys.executable,
+                "-m",
+                "bench.worker",
+                str(script_dir),
+                kind,
+                source,
+                str(steps),
+                str(out),
+                *extra,
+            ],
             cwd=ROOT,
             stdout=fh,
             stderr=subprocess.STDOUT,
@@ -437,6 +451,53 @@ def bench_limit_and_cost(work: Path, opts: argparse.Namespace) -> dict:
     return {"peak": peak, "convs": convs, "cost": points}
 
 
+OPS_CONFIG = "bench_lenet_fp32"
+OPS_STEPS = 30
+
+
+def profile_ops(work: Path, opts: argparse.Namespace) -> dict:
+    """Where a LeNet step's time goes: MindSpore's profiler (CPU ops) over the floor's, the model
+    variant's and the native variant's steps (bench/worker.py OpProfile), in ms per step by op type.
+    The same ops at the same cost in all three means the variants run the floor's compiled step."""
+    print(f"ops: MindSpore's profiler, {OPS_CONFIG}, steps {PROFILE_FROM + 1}-{OPS_STEPS}", flush=True)
+    out_dir = work / "ops"
+    subprocess.run(
+        [*MSCODEGEN, "new", str(BENCH / "configs" / f"{OPS_CONFIG}.yaml"), "--out", str(out_dir), "--force"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    (out_dir / "bench.json").write_text(json.dumps({"amp_level": "O0"}))
+    tables = {}
+    for kind in KINDS:
+        wait_for_idle(opts.max_load, opts.max_wait)
+        r = run_worker(out_dir, kind, "memory", OPS_STEPS, opts.timeout, profile=True)
+        if "op_profile" not in r:
+            print(f"  {kind}: {r.get('error', 'no profile')}", flush=True)
+            continue
+        tables[kind] = r["op_profile"]
+    ops = sorted(
+        {op for t in tables.values() for op in t["ops"]},
+        key=lambda op: -max(t["ops"].get(op, {}).get("ms_per_step", 0.0) for t in tables.values()),
+    )
+    print(f"  {'op type':36}" + "".join(f"{k:>10}" for k in tables) + "   (ms per step)")
+    for op in ops:
+        cells = "".join(f"{t['ops'].get(op, {}).get('ms_per_step', 0.0):10.2f}" for t in tables.values())
+        print(f"  {op:36}{cells}")
+    totals = {k: sum(v["ms_per_step"] for v in t["ops"].values()) for k, t in tables.items()}
+    print(f"  {'all ops':36}" + "".join(f"{v:10.2f}" for v in totals.values()), flush=True)
+    calls = {k: {op: v["calls_per_step"] for op, v in t["ops"].items()} for k, t in tables.items()}
+    same = len({json.dumps(c, sort_keys=True) for c in calls.values()}) == 1
+    print(f"  same op types and calls per step in {', '.join(tables)}: {'yes' if same else 'NO'}", flush=True)
+    return {
+        "config": OPS_CONFIG,
+        "steps": OPS_STEPS,
+        "tables": tables,
+        "total_ms_per_step": totals,
+        "same_ops_and_calls": same,
+    }
+
+
 def plot_cost(result: dict, png: Path) -> None:
     import matplotlib
 
@@ -654,6 +715,7 @@ def main(argv: list[str] | None = None) -> int:
         limit = {}
         if args.only in (None, "limit"):
             limit = bench_limit_and_cost(work, args)
+            limit["ops"] = profile_ops(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     info["loadavg_end"] = os.getloadavg()

@@ -1,5 +1,6 @@
 """One measurement in a fresh process: `python -m bench.worker SCRIPT_DIR KIND INPUT STEPS OUT_JSON`
-(paired mode: `... SCRIPT_DIR paired BLOCK STEPS OUT_JSON`).
+(paired mode: `... SCRIPT_DIR paired BLOCK STEPS OUT_JSON`; `--profile` at the end adds MindSpore's
+per-op-type table of the steps after the first PROFILE_FROM, see OpProfile).
 
 KIND   model  -> the generated train_model.py's own train(), i.e. Model.train with its callbacks;
        native -> the generated train_native.py's own train(), i.e. its loop around TrainStep;
@@ -30,6 +31,7 @@ the cost of the harness itself, measured within one process and free of run-to-r
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import math
@@ -37,6 +39,7 @@ import resource
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 T_START = time.perf_counter()
@@ -84,6 +87,7 @@ class Recorder:
         self.begins: list[float] = []
         self.ends: list[float] = []
         self.call_ends: list[float] = []  # model: the first step-end callback, right after the network
+        self.on_end: Callable[[int], None] | None = None  # called with the number of steps ended
 
     def begin(self) -> None:
         if self.baton is not None:
@@ -95,6 +99,8 @@ class Recorder:
 
     def end(self) -> None:
         self.ends.append(time.perf_counter())
+        if self.on_end is not None:
+            self.on_end(len(self.ends))
         if self.baton is not None and len(self.ends) % self.baton.block == 0:
             self.baton.pass_on(self.kind)
 
@@ -206,7 +212,45 @@ def _train_args(module, script: Path, out_dir: Path, steps: int):  # noqa: ANN00
     return module.parse_args()
 
 
-def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
+PROFILE_FROM = 5  # steps ended before MindSpore's profiler starts (compile and warm-up left out)
+
+
+class OpProfile:
+    """MindSpore's profiler (CPU activity) over a run's steps after the first PROFILE_FROM; the
+    result is its per-op-type table (FRAMEWORK/cpu_op_type_info_0.csv) as ms per profiled step."""
+
+    def __init__(self, directory: Path) -> None:
+        import mindspore as ms
+        from mindspore.profiler import ProfilerActivity
+
+        self.directory = directory
+        self.profiler = ms.Profiler(
+            output_path=str(directory), start_profile=False, activities=[ProfilerActivity.CPU]
+        )
+        self.started_at = 0
+
+    def on_end(self, ended: int) -> None:
+        if ended == PROFILE_FROM:
+            self.profiler.start()
+            self.started_at = ended
+
+    def table(self, ended: int) -> dict:
+        self.profiler.stop()
+        self.profiler.analyse()
+        steps = ended - self.started_at
+        (table,) = self.directory.rglob("cpu_op_type_info_0.csv")
+        rows = list(csv.DictReader(table.open()))
+        ops = {
+            row["op_type"]: {
+                "ms_per_step": float(row["total_compute_time"]) / steps,
+                "calls_per_step": int(row["type_occurrences"]) / steps,
+            }
+            for row in rows
+        }
+        return {"profiled_steps": steps, "ops": ops}
+
+
+def run(script_dir: Path, kind: str, source: str, steps: int, *, profile: bool = False) -> dict:
     rec = Recorder(kind)
     script = script_dir / ("train_model.py" if kind == "model" else "train_native.py")
     if kind == "floor":
@@ -220,6 +264,9 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
         batches = _memory_batches(module, steps)
         module.build_train_dataset = lambda: _in_memory_dataset(batches)
     tail_sync = 0.0
+    op_profile = OpProfile(script_dir / f"profile-{kind}-{source}") if profile else None
+    if op_profile is not None:
+        rec.on_end = op_profile.on_end
     t_setup = time.perf_counter()
     if kind == "floor":
         tail_sync = _floor(module, script_dir, source, steps, batches, rec)
@@ -230,6 +277,7 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
         module.train(_train_args(module, script, script_dir / f"out-{kind}-{source}", steps))
 
     t_end = time.perf_counter()
+    ops = op_profile.table(len(rec.ends)) if op_profile is not None else None
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     ends, begins = rec.ends, rec.begins
@@ -245,6 +293,7 @@ def run(script_dir: Path, kind: str, source: str, steps: int) -> dict:
         "tail_sync_s": tail_sync,
         "peak_rss_mb": max(self_rss, child_rss) / 1024,
         "mindspore": ms.__version__,
+        **({"op_profile": ops} if ops is not None else {}),
     }
 
 
@@ -391,7 +440,7 @@ def main() -> None:
     if kind == "paired":  # SOURCE is the block size: memory input only
         result = run_paired(Path(script_dir), int(steps), int(source))
     else:
-        result = run(Path(script_dir), kind, source, int(steps))
+        result = run(Path(script_dir), kind, source, int(steps), profile="--profile" in sys.argv[6:])
     Path(out).write_text(json.dumps(result))
 
 
