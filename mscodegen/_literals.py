@@ -10,7 +10,8 @@ from typing import Any
 def literal(value: Any) -> str:
     """A config value as Python source: repr() of plain data only, never raw text.
 
-    Strings are quoted the way black would leave them (:func:`string`), so black has less to do.
+    Strings are quoted and floats written the way black would leave them (:func:`string`; no `+`
+    in an exponent), so black has less to do.
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
     """
@@ -18,7 +19,9 @@ def literal(value: Any) -> str:
         raise ValueError(f"{value!r} has no Python literal")
     if isinstance(value, str):
         return string(value)
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, float):
+        return repr(value).replace("e+", "e")  # black writes 1e16, not repr's 1e+16
+    if value is None or isinstance(value, (bool, int)):
         return repr(value)
     if isinstance(value, (list, tuple)):
         inner = ", ".join(literal(v) for v in value)

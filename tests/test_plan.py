@@ -86,6 +86,7 @@ ROUND_TRIP = [
     5e-324,
     1.7976931348623157e308,
     1e22,
+    -2.5e-20,
     123456789.123456789,
     [],
     {},
@@ -106,10 +107,13 @@ def test_literal_round_trips(value: Any) -> None:
 QUOTE_MIXES = ["a'b", 'a"b', "a'b\"c", "a''b\"c", 'a\'b""c', "\\'\"", "'\\\"x", "\"'\"'", "é'\n\""]
 
 
-@pytest.mark.parametrize("value", [*NASTY_STRINGS, *QUOTE_MIXES, ["x", "it's", {'say "hi"': 1}]])
-def test_literal_quotes_strings_as_black_does(value: Any) -> None:
-    """black leaves literal()'s strings as they are: double quotes unless they would escape more
-    quotes than single ones (black's string normalization), so black has nothing to re-quote."""
+@pytest.mark.parametrize(
+    "value",
+    [*NASTY_STRINGS, *QUOTE_MIXES, *ROUND_TRIP[len(NASTY_STRINGS) :], ["x", "it's", {'say "hi"': 1e16}]],
+)
+def test_literal_prints_what_black_prints(value: Any) -> None:
+    """black leaves literal()'s text as it is: strings in double quotes unless they would escape more
+    quotes than single ones (black's string normalization), floats without repr's `+` in an exponent."""
     line = f"x = {literal(value)}\n"
     assert black.format_str(line, mode=MODE) == line
     assert black.format_str(f"x = {value!r}\n", mode=MODE) == line
