@@ -10,12 +10,18 @@ from typing import Any
 def literal(value: Any) -> str:
     """A config value as Python source: repr() of plain data only, never raw text.
 
+    Strings are quoted and floats written the way black would leave them (:func:`string`; no `+`
+    in an exponent), so black has less to do.
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
     """
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, str):
+        return string(value)
+    if isinstance(value, float):
+        return repr(value).replace("e+", "e")  # black writes 1e16, not repr's 1e+16
+    if value is None or isinstance(value, (bool, int)):
         return repr(value)
     if isinstance(value, (list, tuple)):
         inner = ", ".join(literal(v) for v in value)
@@ -27,6 +33,29 @@ def literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot render {type(value).__name__} as a literal")
+
+
+def string(value: str) -> str:
+    """repr(value) in black's quotes: double quotes unless they need more escapes than single ones.
+
+    repr() picks single quotes unless the text holds a single quote and no double quote; black
+    (string normalization) turns '...' into "..." when that escapes no more quotes than before.
+    Either way the escapes of everything else (backslashes, line breaks, unprintables) are repr's.
+    """
+    text = repr(value)
+    if text[0] == '"' or value.count('"') > value.count("'"):
+        return text  # black keeps these: double quotes already, or single ones escape fewer quotes
+    body, out, i = text[1:-1], [], 0
+    while i < len(body):  # repr's body: \' becomes ', a bare " becomes \", other escapes stay
+        ch = body[i]
+        if ch == "\\":
+            pair = body[i : i + 2]
+            out.append("'" if pair == "\\'" else pair)
+            i += 2
+            continue
+        out.append('\\"' if ch == '"' else ch)
+        i += 1
+    return '"' + "".join(out) + '"'
 
 
 def call(func: str, /, *args: str, **kwargs: Any) -> str:

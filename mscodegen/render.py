@@ -21,6 +21,7 @@ import jinja2
 import jinja2.bccache
 
 from . import _cache
+from ._layout import fit
 from ._literals import literal
 from .plan import Plan
 from .provenance import strip_markers
@@ -138,6 +139,7 @@ def environment(*, precompiled: bool = True) -> jinja2.Environment:
     env.filters["comment"] = _comment
     env.filters["docstring"] = _docstring
     env.filters["wrap_lines"] = _wrap_lines
+    env.filters["fit"] = fit  # {% filter fit %}: long statements split as black splits them
     return env
 
 

@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import black
 import pytest
 
 from mscodegen.config import LoadedConfig, load_config
+from mscodegen.fmt import MODE
 from mscodegen.generate import generate
 from mscodegen.plan import build_plan, call, literal
 
@@ -84,6 +86,7 @@ ROUND_TRIP = [
     5e-324,
     1.7976931348623157e308,
     1e22,
+    -2.5e-20,
     123456789.123456789,
     [],
     {},
@@ -99,6 +102,21 @@ def test_literal_round_trips(value: Any) -> None:
     assert ast.literal_eval(text) == value
     assert type(ast.literal_eval(text)) is type(value)
     assert "\n" not in text and "\r" not in text  # one line, whatever the value
+
+
+QUOTE_MIXES = ["a'b", 'a"b', "a'b\"c", "a''b\"c", 'a\'b""c', "\\'\"", "'\\\"x", "\"'\"'", "é'\n\""]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*NASTY_STRINGS, *QUOTE_MIXES, *ROUND_TRIP[len(NASTY_STRINGS) :], ["x", "it's", {'say "hi"': 1e16}]],
+)
+def test_literal_prints_what_black_prints(value: Any) -> None:
+    """black leaves literal()'s text as it is: strings in double quotes unless they would escape more
+    quotes than single ones (black's string normalization), floats without repr's `+` in an exponent."""
+    line = f"x = {literal(value)}\n"
+    assert black.format_str(line, mode=MODE) == line
+    assert black.format_str(f"x = {value!r}\n", mode=MODE) == line
 
 
 def test_literal_keeps_the_sign_of_negative_zero() -> None:
@@ -126,7 +144,7 @@ def test_literal_refuses_anything_but_plain_data(value: Any) -> None:
 
 def test_call_renders_keyword_values_as_literals() -> None:
     text = call("f", "x", a="it's", b=[1, {"c": None}])
-    assert text == "f(x, a=\"it's\", b=[1, {'c': None}])"
+    assert text == """f(x, a="it's", b=[1, {"c": None}])"""
     node = ast.parse(text, mode="eval").body
     assert isinstance(node, ast.Call) and [k.arg for k in node.keywords] == ["a", "b"]
 
@@ -291,17 +309,17 @@ loss_scale: {LOSS_SCALE}
 grad: {clip: {CLIP}, accumulation_steps: 2}
 """
 COMMON = [
-    ("DEVICE", "'CPU'", "runtime.device_target"),
+    ("DEVICE", '"CPU"', "runtime.device_target"),
     ("SEED", "5", "runtime.seed"),
     ("EPOCHS", "6", "train.epochs"),
     ("LOG_EVERY_STEPS", "7", "train.log_every_steps"),
-    ("OUTPUT_DIR", "'out/dir'", "train.output_dir"),
+    ("OUTPUT_DIR", '"out/dir"', "train.output_dir"),
     ("LR", "0.02", "optimizer.lr"),
     ("WEIGHT_DECAY", "0.0001", "optimizer.weight_decay"),
 ]
 CHECKPOINT = [
-    ("CHECKPOINT_DIR", "'ckpts'", "callbacks.checkpoint.directory"),
-    ("CHECKPOINT_PREFIX", "'pre'", "callbacks.checkpoint.prefix"),
+    ("CHECKPOINT_DIR", '"ckpts"', "callbacks.checkpoint.directory"),
+    ("CHECKPOINT_PREFIX", '"pre"', "callbacks.checkpoint.prefix"),
     ("CHECKPOINT_KEEP_MAX", "4", "callbacks.checkpoint.keep_max"),
 ]
 FULL_CASES = {
@@ -430,19 +448,19 @@ def model_kwargs(tmp_path: Path, extra: str) -> dict[str, str]:
     ("extra", "expected"),
     [
         ("", {}),
-        ("amp: {level: O1}\n", {"amp_level": "'O1'"}),
-        ("amp: {level: O3}\n", {"amp_level": "'O3'"}),
-        ("amp: {level: auto}\n", {"amp_level": "'auto'"}),
+        ("amp: {level: O1}\n", {"amp_level": '"O1"'}),
+        ("amp: {level: O3}\n", {"amp_level": '"O3"'}),
+        ("amp: {level: auto}\n", {"amp_level": '"auto"'}),
         # O2 would pick dynamic loss scaling (no CPU kernel) unless told there is none
-        ("amp: {level: O2}\n", {"amp_level": "'O2'", "loss_scale_manager": "None"}),
+        ("amp: {level: O2}\n", {"amp_level": '"O2"', "loss_scale_manager": "None"}),
         (
             "amp: {level: O2, keep_batchnorm_fp32: false}\n",
-            {"amp_level": "'O2'", "keep_batchnorm_fp32": "False", "loss_scale_manager": "None"},
+            {"amp_level": '"O2"', "keep_batchnorm_fp32": "False", "loss_scale_manager": "None"},
         ),
         (
             "amp: {level: O2}\nloss_scale: {kind: fixed, value: 64}\n",
             {
-                "amp_level": "'O2'",
+                "amp_level": '"O2"',
                 "loss_scale_manager": "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
             },
         ),
@@ -489,11 +507,11 @@ def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path
     [
         (
             "{kind: mindcv, name: resnet18}",
-            "create_model('resnet18', num_classes=10, pretrained=False)",
+            'create_model("resnet18", num_classes=10, pretrained=False)',
         ),
         (
             "{kind: mindcv, name: resnet50, num_classes: 3, kwargs: {in_channels: 1, drop_rate: 0.1}}",
-            "create_model('resnet50', num_classes=3, pretrained=False, in_channels=1, drop_rate=0.1)",
+            'create_model("resnet50", num_classes=3, pretrained=False, in_channels=1, drop_rate=0.1)',
         ),
     ],
 )

@@ -118,7 +118,7 @@ def test_loss_kwargs_default_only_for_softmax_cross_entropy(tmp_path: Path, loss
     loaded = load(tmp_path, text)
     assert loaded.config.loss.kwargs is None
     expected = (
-        "nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')"
+        'nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")'
         if loss == "SoftmaxCrossEntropyWithLogits"
         else f"nn.{loss}()"
     )

@@ -39,7 +39,6 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Setup: runtime, network, data, loss, learning rate, optimizer'))
     yield '\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='setup') if l_0_setup is missing else l_0_setup), 'setup_section'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-    yield '\n'
     yield str(context.call(environment.getattr((undefined(name='adapt') if l_0_adapt is missing else l_0_adapt), 'ema'), (undefined(name='p') if l_0_p is missing else l_0_p)))
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Train step'))
     yield '\n\n\n'
@@ -47,25 +46,25 @@ def root(context, missing=missing):
         pass
         yield '# @mscodegen-keys grad.process\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'gradient_processor'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'writes_loss_cell'):
         pass
         yield '# @mscodegen-keys amp\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'loss_cell'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'columns'), 'own_cells'):
         pass
         yield '# @mscodegen-keys data.inputs,data.labels\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'column_cells'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     yield '# @mscodegen-keys amp,loss_scale,grad\n'
     yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'train_step'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-    yield '\n# @mscodegen-end\n\n\n'
+    yield '# @mscodegen-end\n\n\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'parallel'):
         pass
         yield '# @mscodegen-keys parallel\n'
         yield str(context.call(environment.getattr((undefined(name='parallel') if l_0_parallel is missing else l_0_parallel), 'setup'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Evaluate'))
     yield '\n\n\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'eval_data'):
@@ -83,11 +82,10 @@ def root(context, missing=missing):
         pass
         yield '# @mscodegen-keys callbacks.early_stopping\n'
         yield str(context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'early_stop'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Train'))
     yield '\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'progress'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-    yield '\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint'):
         pass
         yield '# @mscodegen-keys callbacks.checkpoint\ndef save_checkpoint(train_step, directory, saved, epoch, step_in_epoch, step):\n    """callbacks.checkpoint: network + optimizer state, named and pruned as ModelCheckpoint does."""\n    path = directory / f"{CHECKPOINT_PREFIX}-{epoch}_{step_in_epoch}.ckpt"\n    ms.save_checkpoint(train_step, str(path), append_dict={"epoch_num": epoch, "step_num": step})\n    saved.append((path, step))\n    if len(saved) > CHECKPOINT_KEEP_MAX:  # callbacks.checkpoint.keep_max\n        saved.pop(0)[0].unlink()\n# @mscodegen-end\n\n\n'
@@ -97,7 +95,7 @@ def root(context, missing=missing):
         pass
         yield '# @mscodegen-keys callbacks.checkpoint.keep\n'
         yield str(context.call(environment.getattr((undefined(name='resume') if l_0_resume is missing else l_0_resume), 'best_helpers'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n'
+        yield '# @mscodegen-end\n'
     yield '# @mscodegen-keys train\ndef train(args):\n    """train.epochs epochs (--epochs) over data.train, one optimizer step per batch'
     if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'step'), 'accumulate'):
         pass
@@ -186,7 +184,7 @@ def root(context, missing=missing):
     yield '))\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint'):
         pass
-        yield '            if save_checkpoints and step % checkpoint_every == 0:\n                save_checkpoint(train_step, checkpoint_dir, saved_checkpoints, epoch, step_in_epoch, step)\n                resume_saved = save_resume_checkpoint(\n                    resume_params, resume_dir, epoch, step_in_epoch, step'
+        yield '            if save_checkpoints and step % checkpoint_every == 0:\n                save_checkpoint(\n                    train_step, checkpoint_dir, saved_checkpoints, epoch, step_in_epoch, step\n                )\n                resume_saved = save_resume_checkpoint(\n                    resume_params, resume_dir, epoch, step_in_epoch, step'
         if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'early_stopping'):
             pass
             yield ', early_stop'
@@ -243,4 +241,4 @@ def root(context, missing=missing):
     yield context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'harness'), (undefined(name='p') if l_0_p is missing else l_0_p), caller=caller)
 
 blocks = {}
-debug_info = '1=19&2=21&3=23&4=25&5=27&6=29&7=31&8=33&9=36&10=38&13=40&14=42&17=45&19=48&24=50&26=53&31=55&33=58&39=61&43=63&45=66&50=68&53=70&64=73&65=75&71=79&78=81&80=84&85=86&88=88&89=90&102=93&105=95&107=98&112=101&113=105&114=107&116=113&120=116&121=119&124=125&125=128&130=132&131=134&135=137&138=140&143=144&144=146&149=150&153=154&164=158&169=162&173=164&174=167&176=172&178=174&183=178&188=182&189=186&193=189&200=194&205=198&208=201&210=204&218=211&222=214&229=218&232=221&238=225&240=229&243=233&248=237'
+debug_info = '1=19&2=21&3=23&4=25&5=27&6=29&7=31&8=33&9=36&10=38&13=40&14=41&17=44&19=47&24=49&26=52&31=54&33=57&39=60&43=62&45=65&50=67&53=69&64=72&65=74&71=78&78=80&80=83&85=85&88=87&89=88&102=91&105=93&107=96&112=99&113=103&114=105&116=111&120=114&121=117&124=123&125=126&130=130&131=132&135=135&138=138&143=142&144=144&149=148&153=152&164=156&169=160&173=162&174=165&176=170&178=172&183=176&188=180&189=184&195=187&202=192&207=196&210=199&212=202&220=209&224=212&231=216&234=219&240=223&242=227&245=231&250=235'

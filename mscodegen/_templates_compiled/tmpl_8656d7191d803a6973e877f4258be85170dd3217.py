@@ -185,7 +185,7 @@ def root(context, missing=missing):
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'accumulate'):
             pass
             t_4.append(
-                '        self.accum_grads = self.weights.clone(prefix="accum_grads", init="zeros")\n        self.micro_step = ms.Parameter(ms.Tensor(0, ms.int32), name="micro_step", requires_grad=False)\n',
+                '        self.accum_grads = self.weights.clone(prefix="accum_grads", init="zeros")\n        self.micro_step = ms.Parameter(\n            ms.Tensor(0, ms.int32), name="micro_step", requires_grad=False\n        )\n',
             )
         t_4.append(
             '\n',
@@ -331,4 +331,4 @@ def root(context, missing=missing):
     context.vars['gradient_processor'] = l_0_gradient_processor = Macro(environment, macro, 'gradient_processor', ('p',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '1=18&4=20&8=28&17=31&18=34&19=36&20=38&23=45&24=51&26=54&36=58&37=60&38=62&42=65&43=69&46=76&54=81&55=83&56=85&59=94&60=100&61=101&62=102&79=110&81=121&82=128&85=131&90=139&98=149&102=154&105=159&109=164&112=169&117=174&120=179&123=184&128=192&129=196&131=198&134=201&135=205&138=207&142=212&143=215&144=219&146=226&148=229&151=234&153=239&156=244&160=249&162=253&163=263&166=266&169=271&170=273&180=286&186=296&193=310&194=316&196=319&197=323&202=325'
+debug_info = '1=18&4=20&8=28&17=31&18=34&19=36&20=38&23=45&24=51&26=54&36=58&37=60&38=62&42=65&43=69&46=76&54=81&55=83&56=85&59=94&60=100&61=101&62=102&79=110&81=121&82=128&85=131&90=139&98=149&102=154&105=159&109=164&112=169&117=174&120=179&123=184&130=192&131=196&133=198&136=201&137=205&140=207&144=212&145=215&146=219&148=226&150=229&153=234&155=239&158=244&162=249&164=253&165=263&168=266&171=271&172=273&182=286&188=296&195=310&196=316&198=319&199=323&204=325'

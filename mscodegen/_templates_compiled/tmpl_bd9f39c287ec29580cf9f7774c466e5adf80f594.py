@@ -10,55 +10,61 @@ def root(context, missing=missing):
     if 0: yield None
     l_0_early_stop = l_0_progress = l_0_harness = missing
     try:
-        t_1 = environment.filters['py']
+        t_1 = environment.filters['fit']
     except KeyError:
         @internalcode
         def t_1(*unused):
+            raise TemplateRuntimeError("No filter named 'fit' found.")
+    try:
+        t_2 = environment.filters['py']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'py' found.")
     pass
     def macro(l_1_p):
-        t_2 = []
+        t_3 = []
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
-        t_2.extend((
+        t_3.extend((
             'class EarlyStop:\n    """callbacks.early_stopping: stop after EARLY_STOP_PATIENCE evaluations in a row in which\n    EARLY_STOP_MONITOR did not ',
             str(('rise' if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'maximize') else 'fall')),
             ' by more than EARLY_STOP_MIN_DELTA."""\n\n    def __init__(self):\n        self.best = None\n        self.bad_evaluations = 0\n\n    def should_stop(self, results):\n',
         ))
         if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'field'):
             pass
-            t_2.extend((
+            t_3.extend((
                 '        # callbacks.early_stopping.monitor names a field of a metric that returns a dict\n        value = float(results[',
-                str(t_1(environment.getitem(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'field'), 0))),
+                str(t_2(environment.getitem(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'field'), 0))),
                 '][',
-                str(t_1(environment.getitem(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'field'), 1))),
+                str(t_2(environment.getitem(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'field'), 1))),
                 '])\n',
             ))
         else:
             pass
-            t_2.append(
+            t_3.append(
                 '        value = float(results[EARLY_STOP_MONITOR])\n',
             )
         if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'early_stopping'), 'maximize'):
             pass
-            t_2.append(
+            t_3.append(
                 '        if self.best is None or value > self.best + EARLY_STOP_MIN_DELTA:\n',
             )
         else:
             pass
-            t_2.append(
+            t_3.append(
                 '        if self.best is None or value < self.best - EARLY_STOP_MIN_DELTA:\n',
             )
-        t_2.append(
-            '            self.best, self.bad_evaluations = value, 0\n            return False\n        self.bad_evaluations += 1\n        if self.bad_evaluations < EARLY_STOP_PATIENCE:\n            return False\n        print(f"early stopping: no {EARLY_STOP_MONITOR} improvement in {EARLY_STOP_PATIENCE} evaluations")\n        return True\n',
+        t_3.append(
+            '            self.best, self.bad_evaluations = value, 0\n            return False\n        self.bad_evaluations += 1\n        if self.bad_evaluations < EARLY_STOP_PATIENCE:\n            return False\n        print(\n            f"early stopping: no {EARLY_STOP_MONITOR} improvement in {EARLY_STOP_PATIENCE} evaluations"\n        )\n        return True\n',
         )
-        return concat(t_2)
+        return concat(t_3)
     context.exported_vars.add('early_stop')
     context.vars['early_stop'] = l_0_early_stop = Macro(environment, macro, 'early_stop', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_3 = []
+        t_4 = []
         l_1_s = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
@@ -66,147 +72,156 @@ def root(context, missing=missing):
         l_1_s = environment.getattr(l_1_p, 'shared')
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'eval_data'):
             pass
-            t_3.append(
+            t_4.append(
                 'def should_evaluate(epoch, epochs, stopping):\n    """eval.every_epochs: after every EVAL_EVERY_EPOCHS-th epoch, after the last, and when stopping early."""\n    return epoch % EVAL_EVERY_EPOCHS == 0 or epoch == epochs or stopping\n\n\n',
             )
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'loss_monitor'):
             pass
-            t_3.append(
+            t_4.append(
                 'def report_loss(epoch, step_in_epoch, loss):\n    """callbacks.loss_monitor: called every LOG_EVERY_STEPS steps (train.log_every_steps).\n\n    Reading the loss waits for the device: a sync point, so not every step.\n    """\n    print(f"epoch: {epoch} step: {step_in_epoch}, loss is {loss.asnumpy()}", flush=True)\n\n\n',
             )
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'time_monitor'):
             pass
-            t_3.append(
-                'def report_epoch_time(seconds, steps):\n    """callbacks.time_monitor: epoch time, and time per step over the steps this epoch really ran."""\n    print(f"epoch time: {seconds * 1000:.3f} ms, per step time: {seconds * 1000 / max(steps, 1):.3f} ms", flush=True)\n\n\n',
+            t_4.append(
+                'def report_epoch_time(seconds, steps):\n    """callbacks.time_monitor: epoch time, and time per step over the steps this epoch really ran."""\n    print(\n        f"epoch time: {seconds * 1000:.3f} ms, per step time: {seconds * 1000 / max(steps, 1):.3f} ms",\n        flush=True,\n    )\n\n\n',
             )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate'):
             pass
-            t_3.append(
-                'def report_unfinished_window(steps):\n    """grad.accumulation_steps: batches after the last full window never reach the optimizer."""\n    leftover = steps % ACCUMULATION_STEPS\n    if leftover:\n        print(f"note: the last {leftover} batch(es) did not complete an accumulation window; dropped")\n\n\n',
+            t_4.append(
+                'def report_unfinished_window(steps):\n    """grad.accumulation_steps: batches after the last full window never reach the optimizer."""\n    leftover = steps % ACCUMULATION_STEPS\n    if leftover:\n        print(\n            f"note: the last {leftover} batch(es) did not complete an accumulation window; dropped"\n        )\n\n\n',
             )
-        return concat(t_3)
+        return concat(t_4)
     context.exported_vars.add('progress')
     context.vars['progress'] = l_0_progress = Macro(environment, macro, 'progress', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p, l_1_caller):
-        t_4 = []
+        t_5 = []
         l_1_s = l_1_header = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
         l_1_s = environment.getattr(l_1_p, 'shared')
         l_1_header = environment.get_template('_header.py.j2', '_loop.py.j2')._get_default_module(context)
-        t_4.extend((
+        t_5.extend((
             str(context.call(environment.getattr((undefined(name='header') if l_1_header is missing else l_1_header), 'section'), 'Harness: logs and command line (not part of training)')),
             '\n\n\ndef current_lr(optimizer):\n    """The learning rate the optimizer\'s next update applies, read from the optimizer itself.\n\n',
         ))
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'optimizer'), 'groups'):
             pass
-            t_4.extend((
+            t_5.extend((
                 '    ',
                 str(environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'optimizer'), 'groups_key')),
                 ': {group: LR}, each read from the group\'s first parameter (get_lr_parameter); a\n    schedule is one value per update, applied at the optimizer\'s global_step (it counts updates).\n    """\n    update = int(optimizer.global_step.asnumpy()[0])\n    lrs = {}\n    for param in optimizer.parameters:\n        group = param_group(param.name)\n        if group not in lrs:\n            values = optimizer.get_lr_parameter(param).asnumpy()\n            lrs[group] = float(values[min(update, values.shape[0] - 1)] if values.ndim else values)\n    return lrs\n',
             ))
         elif environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'lr'), 'is_list'):
             pass
-            t_4.append(
+            t_5.append(
                 '    lr_schedule: the optimizer holds one value per update and applies the one at its global_step,\n    which counts updates (not batches',
             )
             if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate'):
                 pass
-                t_4.append(
+                t_5.append(
                     ': ACCUMULATION_STEPS batches make one update',
                 )
-            t_4.append(
+            t_5.append(
                 ').\n    """\n    values = optimizer.learning_rate.learning_rate\n    update = int(optimizer.global_step.asnumpy()[0])\n    return float(values[min(update, values.shape[0] - 1)].asnumpy())\n',
             )
         else:
             pass
-            t_4.append(
+            t_5.append(
                 '    lr_schedule.kind constant: one value (a float32 Parameter).\n    """\n    return float(optimizer.learning_rate.asnumpy())\n',
             )
-        t_4.append(
+        t_5.append(
             '\n\ndef step_record(step, epoch, loss, lr',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'returns_scale'):
             pass
-            t_4.append(
+            t_5.append(
                 ', overflow, loss_scale',
             )
-        t_4.append(
+        t_5.append(
             '):\n    """One --loss-log line; both variants write the same records.\n\n    `lr` is read from the optimizer before the step: the LR this step\'s update applies.\n',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate'):
             pass
-            t_4.append(
+            t_5.append(
                 "    A micro-step that only accumulates gradients (grad.accumulation_steps) logs the LR that its\n    window's update will apply, so every batch of a window logs the same LR.\n",
             )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'check_overflow'):
             pass
-            t_4.append(
+            t_5.append(
                 '    A step skipped for overflow logs the LR it would have applied (the optimizer did not advance).\n',
             )
-        t_4.append(
+        t_5.append(
             '    """\n',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'optimizer'), 'groups'):
             pass
-            t_4.extend((
+            t_5.extend((
                 '    # ',
                 str(environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'optimizer'), 'groups_key')),
                 ': "lr" is the default group\'s (else the first group\'s); "group_lr" has every group\'s\n    record = {"step": step, "epoch": epoch, "loss": float(loss.asnumpy())}\n    record["lr"] = lr.get("default", next(iter(lr.values())))\n    record["group_lr"] = lr\n',
             ))
         else:
             pass
-            t_4.append(
+            t_5.append(
                 '    record = {"step": step, "epoch": epoch, "loss": float(loss.asnumpy()), "lr": lr}\n',
             )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'returns_scale'):
             pass
-            t_4.append(
+            t_5.append(
                 '    record["loss_scale"] = float(loss_scale.asnumpy())\n    record["overflow"] = bool(overflow.asnumpy())\n',
             )
-        t_4.append(
+        t_5.append(
             '    return record\n\n\nclass JsonLines:\n    """--loss-log / --eval-log: one JSON object per line, flushed per line; no path, no file."""\n\n    def __init__(self, path):\n        self.file = None\n        if path is not None:\n            path.parent.mkdir(parents=True, exist_ok=True)\n            self.file = path.open("w", encoding="utf-8")\n\n    @property\n    def enabled(self):\n        return self.file is not None\n\n    def write(self, record):\n        if self.file is not None:\n            self.file.write(json.dumps(record) + "\\n")\n            self.file.flush()\n\n    def close(self):\n        if self.file is not None:\n            self.file.close()\n\n\n',
         )
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'eval_data'):
             pass
-            t_4.append(
+            t_5.append(
                 'def to_json(value):\n    """Metric results may be numpy arrays or scalars (or dicts of them)."""\n    if isinstance(value, dict):\n        return {k: to_json(v) for k, v in value.items()}\n    return np.asarray(value).tolist()\n\n\ndef report_evaluation(eval_log, epoch, step, results):\n    """Print an evaluation\'s results and write them to --eval-log."""\n    print(f"epoch {epoch} eval: {results}", flush=True)\n    eval_log.write({"epoch": epoch, "step": step, "metrics": to_json(results)})\n\n\n',
             )
-        t_4.extend((
+        t_5.extend((
             'def save_weights(network, path):\n    """--save-weights: the network\'s final weights (no optimizer state) in one checkpoint file."""\n    path.parent.mkdir(parents=True, exist_ok=True)\n    ms.save_checkpoint(network, str(path))\n\n\n',
             str(context.call(l_1_caller)),
-            '\ndef check_trains(args, steps_per_epoch):\n    """Exit 1 before training when this run would train no step at all."""\n    if args.max_steps is not None and args.max_steps < 1:\n        cause = f"--max-steps {args.max_steps}"\n    elif args.epochs < 1:\n        cause = f"--epochs {args.epochs}"\n    elif steps_per_epoch == 0:\n        cause = (\n            "data.train yields no batch (fewer samples than one batch of data.train.batch_size, "\n            "and data.train.drop_remainder drops a partial one)"\n        )\n    else:\n        return\n    sys.exit(f"error: trained 0 steps: {cause}")\n\n\ndef parse_args():\n    """Command line: the same flags in both variants (`mscodegen parity` relies on them)."""\n    parser = argparse.ArgumentParser(description=',
-            str(t_1(environment.getattr(l_1_p, 'docstring'))),
-            ')\n    parser.add_argument("--epochs", type=int, default=EPOCHS, help="default: %(default)s (train.epochs)")\n    parser.add_argument(\n        "--max-steps", type=int, default=None, help="stop after this many steps (batches)"\n    )\n    parser.add_argument(\n        "--device",\n        choices=["CPU", "GPU", "Ascend"],\n        default=DEVICE,\n        help="default: %(default)s (runtime.device_target)",\n    )\n    parser.add_argument("--seed", type=int, default=SEED, help="default: %(default)s (runtime.seed)")\n    parser.add_argument(\n        "--loss-log",\n        type=Path,\n        default=None,\n        help="write one JSON line per step: step, epoch, loss, lr',
+            'def check_trains(args, steps_per_epoch):\n    """Exit 1 before training when this run would train no step at all."""\n    if args.max_steps is not None and args.max_steps < 1:\n        cause = f"--max-steps {args.max_steps}"\n    elif args.epochs < 1:\n        cause = f"--epochs {args.epochs}"\n    elif steps_per_epoch == 0:\n        cause = (\n            "data.train yields no batch (fewer samples than one batch of data.train.batch_size, "\n            "and data.train.drop_remainder drops a partial one)"\n        )\n    else:\n        return\n    sys.exit(f"error: trained 0 steps: {cause}")\n\n\ndef parse_args():\n    """Command line: the same flags in both variants (`mscodegen parity` relies on them)."""\n',
         ))
+        t_6 = []
+        pass
+        t_6.extend((
+            '    parser = argparse.ArgumentParser(description=',
+            str(t_2(environment.getattr(l_1_p, 'docstring'))),
+            ')\n',
+        ))
+        t_5.append(t_1(concat(t_6)))
+        t_5.append(
+            '    parser.add_argument(\n        "--epochs", type=int, default=EPOCHS, help="default: %(default)s (train.epochs)"\n    )\n    parser.add_argument(\n        "--max-steps", type=int, default=None, help="stop after this many steps (batches)"\n    )\n    parser.add_argument(\n        "--device",\n        choices=["CPU", "GPU", "Ascend"],\n        default=DEVICE,\n        help="default: %(default)s (runtime.device_target)",\n    )\n    parser.add_argument(\n        "--seed", type=int, default=SEED, help="default: %(default)s (runtime.seed)"\n    )\n    parser.add_argument(\n        "--loss-log",\n        type=Path,\n        default=None,\n        help="write one JSON line per step: step, epoch, loss, lr',
+        )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'returns_scale'):
             pass
-            t_4.append(
+            t_5.append(
                 ', loss_scale, overflow',
             )
-        t_4.append(
+        t_5.append(
             ' (reads the loss every step)",\n    )\n    parser.add_argument(\n        "--eval-log", type=Path, default=None, help="write one JSON line per evaluation"\n    )\n    parser.add_argument(\n        "--output-dir",\n        type=Path,\n        default=Path(OUTPUT_DIR),\n        help="checkpoints go here; default: %(default)s (train.output_dir)",\n    )\n    parser.add_argument(\n        "--resume",\n        default=None,\n        help="continue from a resume checkpoint: a path, or \'latest\' (the newest under the output dir\'s checkpoint directory)",\n    )\n    parser.add_argument(\n        "--save-weights",\n        type=Path,\n        default=None,\n        help="after training, save the network\'s final weights to this checkpoint file",\n    )\n    parser.add_argument(\n        "--fast-dev-run",\n        action="store_true",\n        help="one train ',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate'):
             pass
-            t_4.append(
+            t_5.append(
                 'update (grad.accumulation_steps batches)',
             )
         else:
             pass
-            t_4.append(
+            t_5.append(
                 'batch',
             )
-        t_4.extend((
+        t_5.extend((
             ' and one eval batch; writes no checkpoint, log or weights",\n    )\n    args = parser.parse_args()\n    if args.fast_dev_run:\n        args.epochs, args.max_steps = 1, ',
             str(('ACCUMULATION_STEPS' if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate') else '1')),
             '\n        args.loss_log = args.eval_log = args.save_weights = None\n    return args\n\n\ndef main():\n    args = parse_args()\n    train(args)\n    if args.fast_dev_run:\n        print("fast-dev-run: ok")\n\n\nif __name__ == "__main__":\n    main()\n',
         ))
-        return concat(t_4)
+        return concat(t_5)
     context.exported_vars.add('harness')
     context.vars['harness'] = l_0_harness = Macro(environment, macro, 'harness', ('p',), False, False, True, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '3=18&6=25&13=28&15=32&19=42&33=59&34=65&35=66&42=71&52=76&59=81&70=90&71=96&72=97&73=99&79=102&80=106&91=109&93=114&105=130&109=138&113=143&117=151&118=155&125=163&155=171&176=178&195=180&211=183&236=191&240=203'
+debug_info = '3=24&6=31&13=34&15=38&19=48&35=65&36=71&37=72&44=77&54=82&64=87&77=96&78=102&79=103&80=105&86=108&87=112&98=115&100=120&112=136&116=144&120=149&124=157&125=161&132=169&162=177&183=184&203=191&202=194&224=198&249=206&253=218'

@@ -22,49 +22,54 @@ def root(context, missing=missing):
         def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'docstring' found.")
     try:
-        t_3 = environment.filters['join']
+        t_3 = environment.filters['fit']
     except KeyError:
         @internalcode
         def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'join' found.")
+            raise TemplateRuntimeError("No filter named 'fit' found.")
     try:
-        t_4 = environment.filters['py']
+        t_4 = environment.filters['join']
     except KeyError:
         @internalcode
         def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'join' found.")
+    try:
+        t_5 = environment.filters['py']
+    except KeyError:
+        @internalcode
+        def t_5(*unused):
             raise TemplateRuntimeError("No filter named 'py' found.")
     pass
     l_0_adapt = context.vars['adapt'] = environment.get_template('_adapt.py.j2', '_setup.py.j2')._get_default_module(context)
     context.exported_vars.discard('adapt')
     def macro(l_1_n):
-        t_5 = []
+        t_6 = []
         if l_1_n is missing:
             l_1_n = undefined("parameter 'n' was not provided", name='n')
         pass
         if environment.getattr(l_1_n, 'sys_path'):
             pass
-            t_5.extend((
+            t_6.extend((
                 '    # ',
                 str(environment.getattr(l_1_n, 'key')),
                 ' lives next to the config file: make it importable from here.\n    sys.path.insert(0, str(Path(__file__).resolve().parent / ',
-                str(t_4(environment.getattr(l_1_n, 'sys_path'))),
+                str(t_5(environment.getattr(l_1_n, 'sys_path'))),
                 '))\n',
             ))
-        t_5.extend((
+        t_6.extend((
             '    from ',
             str(environment.getattr(l_1_n, 'module')),
             ' import ',
             str(environment.getattr(l_1_n, 'attr')),
             '  # ',
             str(environment.getattr(l_1_n, 'key')),
-            '\n',
         ))
-        return concat(t_5)
+        return concat(t_6)
     context.exported_vars.add('import_name')
     context.vars['import_name'] = l_0_import_name = Macro(environment, macro, 'import_name', ('n',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_6 = []
+        t_7 = []
         l_1_r = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
@@ -72,73 +77,73 @@ def root(context, missing=missing):
         l_1_r = environment.getattr(environment.getattr(l_1_p, 'shared'), 'runtime')
         if environment.getattr(l_1_p, 'device_notes'):
             pass
-            t_6.append(
+            t_7.append(
                 '# What differs per device (--device, default runtime.device_target): printed when training starts.\nDEVICE_NOTES = {\n',
             )
             for l_2_d in environment.getattr(l_1_p, 'device_notes'):
                 _loop_vars = {}
                 pass
-                t_6.extend((
+                t_7.extend((
                     '    ',
-                    str(t_4(environment.getattr(l_2_d, 'device'))),
+                    str(t_5(environment.getattr(l_2_d, 'device'))),
                     ': [\n',
                 ))
                 for l_3_note in environment.getattr(l_2_d, 'notes'):
                     _loop_vars = {}
                     pass
-                    t_6.extend((
+                    t_7.extend((
                         '        ',
-                        str(t_4(l_3_note)),
+                        str(t_5(l_3_note)),
                         ',\n',
                     ))
                 l_3_note = missing
-                t_6.append(
+                t_7.append(
                     '    ],\n',
                 )
             l_2_d = missing
-            t_6.append(
+            t_7.append(
                 '}\n\n\n',
             )
-        t_6.extend((
+        t_7.extend((
             'def set_runtime(device=DEVICE, seed=SEED):\n    """runtime: execution mode, device (--device) and seed (--seed)."""\n    ms.set_context(mode=',
             str(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'mode_const')),
             ')  # runtime.mode\n    ms.set_device(device)  # runtime.device_target\n',
         ))
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'cpu_threads'):
             pass
-            t_6.extend((
+            t_7.extend((
                 '    ms.device_context.cpu.op_tuning.threads_num(',
-                str(t_4(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'cpu_threads'))),
+                str(t_5(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'cpu_threads'))),
                 ')  # runtime.cpu_threads\n',
             ))
         if environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'memory_devices'):
             pass
-            t_6.extend((
+            t_7.extend((
                 '    if device in ',
-                str(t_4(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'memory_devices'))),
+                str(t_5(environment.getattr((undefined(name='r') if l_1_r is missing else l_1_r), 'memory_devices'))),
                 ":  # runtime.max_device_memory: the device memory pool's cap\n        ms.runtime.set_memory(max_size=MAX_DEVICE_MEMORY)\n",
             ))
-        t_6.append(
+        t_7.append(
             '    ms.set_seed(seed)  # runtime.seed: initial weights and dataset shuffling\n',
         )
         if environment.getattr(l_1_p, 'device_notes'):
             pass
-            t_6.append(
+            t_7.append(
                 '    for note in DEVICE_NOTES[device]:\n        print(f"{device}: {note}", flush=True)\n',
             )
-        return concat(t_6)
+        return concat(t_7)
     context.exported_vars.add('runtime')
     context.vars['runtime'] = l_0_runtime = Macro(environment, macro, 'runtime', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_n):
-        t_7 = []
+        t_8 = []
         if l_1_n is missing:
             l_1_n = undefined("parameter 'n' was not provided", name='n')
         pass
         for l_2_layer in environment.getattr(l_1_n, 'dense'):
             _loop_vars = {}
             pass
-            t_7.extend((
+            t_8.extend((
                 '        self.',
                 str(environment.getattr(l_2_layer, 'name')),
                 ' = nn.Dense(',
@@ -148,71 +153,68 @@ def root(context, missing=missing):
             ))
             if environment.getattr(l_1_n, 'dense_init'):
                 pass
-                t_7.extend((
+                t_8.extend((
                     ', weight_init=',
                     str(environment.getattr(l_1_n, 'dense_init')),
                 ))
-            t_7.append(
+            t_8.append(
                 ')',
             )
             if environment.getattr(l_2_layer, 'comment'):
                 pass
-                t_7.extend((
+                t_8.extend((
                     '  # ',
                     str(t_1(environment.getattr(l_2_layer, 'comment'))),
                 ))
-            t_7.append(
+            t_8.append(
                 '\n',
             )
         l_2_layer = missing
-        return concat(t_7)
+        return concat(t_8)
     context.exported_vars.add('dense_layers')
     context.vars['dense_layers'] = l_0_dense_layers = Macro(environment, macro, 'dense_layers', ('n',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_n):
-        t_8 = []
+        t_9 = []
         if l_1_n is missing:
             l_1_n = undefined("parameter 'n' was not provided", name='n')
         pass
-        l_2_loop = missing
-        for l_2_layer, l_2_loop in LoopContext(environment.getattr(l_1_n, 'dense'), undefined):
+        for l_2_layer in environment.getattr(l_1_n, 'dense')[:-1]:
             _loop_vars = {}
             pass
-            if environment.getattr(l_2_loop, 'last'):
-                pass
-                t_8.extend((
-                    '        return self.',
-                    str(environment.getattr(l_2_layer, 'name')),
-                    '(x)\n',
-                ))
-            else:
-                pass
-                t_8.extend((
-                    '        x = self.relu(self.',
-                    str(environment.getattr(l_2_layer, 'name')),
-                    '(x))\n',
-                ))
-        l_2_loop = l_2_layer = missing
-        return concat(t_8)
+            t_9.extend((
+                '        x = self.relu(self.',
+                str(environment.getattr(l_2_layer, 'name')),
+                '(x))\n',
+            ))
+        l_2_layer = missing
+        t_9.extend((
+            '        return self.',
+            str(environment.getattr(environment.getitem(environment.getattr(l_1_n, 'dense'), -1), 'name')),
+            '(x)',
+        ))
+        return concat(t_9)
     context.exported_vars.add('dense_forward')
     context.vars['dense_forward'] = l_0_dense_forward = Macro(environment, macro, 'dense_forward', ('n',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_9 = []
+        t_10 = []
         l_1_n = l_1_a = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
         l_1_n = environment.getattr(environment.getattr(l_1_p, 'shared'), 'network')
         l_1_a = environment.getattr(environment.getattr(l_1_p, 'shared'), 'amp')
+        t_11 = []
+        pass
         if (environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'kind') == 'lenet5'):
             pass
-            t_9.append(
+            t_11.append(
                 'class LeNet5(nn.Cell):\n    """network (builtin lenet5): two conv 5x5 + ReLU + max-pool 2x2 stages, then dense layers."""\n\n    def __init__(self, num_classes, in_channels):\n        super().__init__()\n',
             )
             if environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'conv_init'):
                 pass
-                t_9.extend((
+                t_11.extend((
                     '        # network.conv_init\n        self.conv1 = nn.Conv2d(in_channels, 6, 5, pad_mode="valid", weight_init=',
                     str(environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'conv_init')),
                     ')\n        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid", weight_init=',
@@ -221,10 +223,10 @@ def root(context, missing=missing):
                 ))
             else:
                 pass
-                t_9.append(
+                t_11.append(
                     '        self.conv1 = nn.Conv2d(in_channels, 6, 5, pad_mode="valid")\n        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")\n',
                 )
-            t_9.extend((
+            t_11.extend((
                 '        self.relu = nn.ReLU()\n        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)\n        self.flatten = nn.Flatten()\n',
                 str(context.call((undefined(name='dense_layers') if l_0_dense_layers is missing else l_0_dense_layers), (undefined(name='n') if l_1_n is missing else l_1_n))),
                 '\n    def construct(self, x):\n        x = self.pool(self.relu(self.conv1(x)))\n        x = self.pool(self.relu(self.conv2(x)))\n        x = self.flatten(x)\n',
@@ -233,16 +235,16 @@ def root(context, missing=missing):
             ))
         elif (environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'kind') == 'mlp'):
             pass
-            t_9.extend((
+            t_11.extend((
                 'class MLP(nn.Cell):\n    """network (builtin mlp): flatten, then dense layers with ReLU between them."""\n\n    def __init__(self, num_classes, in_features):\n        super().__init__()\n        self.flatten = nn.Flatten()\n        self.relu = nn.ReLU()\n',
                 str(context.call((undefined(name='dense_layers') if l_0_dense_layers is missing else l_0_dense_layers), (undefined(name='n') if l_1_n is missing else l_1_n))),
                 '\n    def construct(self, x):\n        x = self.flatten(x)\n',
                 str(context.call((undefined(name='dense_forward') if l_0_dense_forward is missing else l_0_dense_forward), (undefined(name='n') if l_1_n is missing else l_1_n))),
                 '\n\n\n',
             ))
-        t_9.extend((
+        t_11.extend((
             str(context.call(environment.getattr((undefined(name='adapt') if l_0_adapt is missing else l_0_adapt), 'definitions'), l_1_p)),
-            '\ndef build_network():\n    """network (',
+            'def build_network():\n    """network (',
             str(environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'kind')),
             '): ',
             str(t_1(environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'summary'))),
@@ -250,11 +252,11 @@ def root(context, missing=missing):
         ))
         if environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'factory'):
             pass
-            t_9.extend((
+            t_11.extend((
                 str(context.call((undefined(name='import_name') if l_0_import_name is missing else l_0_import_name), environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'factory'))),
                 '\n\n',
             ))
-        t_9.extend((
+        t_11.extend((
             '    network = ',
             str(environment.getattr((undefined(name='n') if l_1_n is missing else l_1_n), 'build_expr')),
             '\n',
@@ -262,74 +264,79 @@ def root(context, missing=missing):
         ))
         if environment.getattr(l_1_p, 'convert_network'):
             pass
-            t_9.extend((
+            t_11.extend((
                 '    # amp.level ',
                 str(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'level')),
                 ': ',
                 str(t_1(environment.getattr(l_1_p, 'amp_comment'))),
                 '\n    network = amp.auto_mixed_precision(network, ',
-                str(t_4(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'native_level'))),
+                str(t_5(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'native_level'))),
                 ')\n',
             ))
             if environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'fp32_cells'):
                 pass
-                t_9.append(
+                t_11.append(
                     '    # amp.fp32_cells: these cells compute in float32 even in a float16 network\n    for _, cell in network.cells_and_names():\n        if isinstance(cell, (',
                 )
-                for l_2_c in environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'fp32_cells'):
+                l_3_loop = missing
+                for l_3_c, l_3_loop in LoopContext(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'fp32_cells'), undefined):
                     _loop_vars = {}
                     pass
-                    t_9.extend((
+                    t_11.extend((
                         'nn.',
-                        str(l_2_c),
-                        ', ',
+                        str(l_3_c),
+                        ',',
+                        str(('' if environment.getattr(l_3_loop, 'last') else ' ')),
                     ))
-                l_2_c = missing
-                t_9.append(
+                l_3_loop = l_3_c = missing
+                t_11.append(
                     ')):\n            cell.to_float(ms.float32)\n',
                 )
-        t_9.append(
+        t_11.append(
             '    return network\n',
         )
-        return concat(t_9)
+        t_10.append(t_3(concat(t_11)))
+        return concat(t_10)
     context.exported_vars.add('network')
     context.vars['network'] = l_0_network = Macro(environment, macro, 'network', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_kind):
-        t_10 = []
+        t_12 = []
         if l_1_kind is missing:
             l_1_kind = undefined("parameter 'kind' was not provided", name='kind')
         pass
         if (l_1_kind == 'digits'):
             pass
-            t_10.append(
+            t_12.append(
                 'def load_digits_split(split, test_fraction):\n    """scikit-learn\'s 8x8 digits as float32 HWC images in [0, 1]; the last `test_fraction` is the test split."""\n    digits = load_digits()\n    images = (digits.images / 16.0).astype(np.float32)[..., np.newaxis]\n    labels = digits.target.astype(np.int32)\n    num_train = len(labels) - int(len(labels) * test_fraction)\n    if split == "train":\n        return images[:num_train], labels[:num_train]\n    return images[num_train:], labels[num_train:]\n',
             )
         else:
             pass
-            t_10.append(
+            t_12.append(
                 'def make_synthetic(num_samples, image_shape, num_classes, seed):\n    """Seeded random CHW images and labels (no files, no download)."""\n    rng = np.random.default_rng(seed)\n    images = rng.standard_normal((num_samples, *image_shape), dtype=np.float32)\n    labels = rng.integers(0, num_classes, size=num_samples).astype(np.int32)\n    return images, labels\n',
             )
-        return concat(t_10)
+        return concat(t_12)
     context.exported_vars.add('data_helper')
     context.vars['data_helper'] = l_0_data_helper = Macro(environment, macro, 'data_helper', ('kind',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_d):
-        t_11 = []
+        t_13 = []
         if l_1_d is missing:
             l_1_d = undefined("parameter 'd' was not provided", name='d')
         pass
-        t_11.extend((
+        t_14 = []
+        pass
+        t_14.extend((
             'def ',
             str(environment.getattr(l_1_d, 'function')),
             '(',
         ))
         if environment.getattr(l_1_d, 'sharded'):
             pass
-            t_11.append(
+            t_14.append(
                 'num_shards, shard_id',
             )
-        t_11.extend((
+        t_14.extend((
             '):\n    """',
             str(environment.getattr(l_1_d, 'key')),
             ' (',
@@ -340,145 +347,148 @@ def root(context, missing=missing):
         ))
         if environment.getattr(l_1_d, 'factory'):
             pass
-            t_11.extend((
+            t_14.extend((
                 str(context.call((undefined(name='import_name') if l_0_import_name is missing else l_0_import_name), environment.getattr(l_1_d, 'factory'))),
                 '\n\n',
             ))
         if environment.getattr(l_1_d, 'arrays_call'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    images, labels = ',
                 str(environment.getattr(l_1_d, 'arrays_call')),
                 '\n',
             ))
         elif environment.getattr(l_1_d, 'path'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    path = Path(__file__).resolve().parent / ',
-                str(t_4(environment.getattr(l_1_d, 'path'))),
+                str(t_5(environment.getattr(l_1_d, 'path'))),
                 '\n',
             ))
-        t_11.extend((
+        t_14.extend((
             '    dataset = ',
             str(environment.getattr(l_1_d, 'source_call')),
             '\n',
         ))
         if environment.getattr(l_1_d, 'shard_after'):
             pass
-            t_11.append(
+            t_14.append(
                 "    # parallel: this rank's share, set on the source dataset the factory returned\n    dataset.use_sampler(ds.DistributedSampler(num_shards=num_shards, shard_id=shard_id, shuffle=False))\n",
             )
         if environment.getattr(l_1_d, 'shuffle_after'):
             pass
-            t_11.append(
+            t_14.append(
                 '    dataset = dataset.shuffle(buffer_size=dataset.get_dataset_size())\n',
             )
         if environment.getattr(l_1_d, 'image_ops'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    image_ops = [',
-                str(t_3(context.eval_ctx, environment.getattr(l_1_d, 'image_ops'), ', ')),
+                str(t_4(context.eval_ctx, environment.getattr(l_1_d, 'image_ops'), ', ')),
                 ']  # ',
                 str(environment.getattr(l_1_d, 'key')),
                 '.transforms\n    dataset = dataset.map(image_ops, input_columns="image", num_parallel_workers=',
-                str(t_4(environment.getattr(l_1_d, 'num_workers'))),
+                str(t_5(environment.getattr(l_1_d, 'num_workers'))),
                 ')\n',
             ))
-        for l_2_c in environment.getattr(l_1_d, 'column_ops'):
+        for l_3_c in environment.getattr(l_1_d, 'column_ops'):
             _loop_vars = {}
             pass
-            t_11.extend((
+            t_14.extend((
                 '    # ',
-                str(environment.getattr(l_2_c, 'comment')),
+                str(environment.getattr(l_3_c, 'comment')),
                 '\n    ',
-                str(environment.getattr(l_2_c, 'variable')),
+                str(environment.getattr(l_3_c, 'variable')),
                 ' = [',
-                str(t_3(context.eval_ctx, environment.getattr(l_2_c, 'ops'), ', ')),
+                str(t_4(context.eval_ctx, environment.getattr(l_3_c, 'ops'), ', ')),
                 ']\n    dataset = dataset.map(',
-                str(environment.getattr(l_2_c, 'variable')),
+                str(environment.getattr(l_3_c, 'variable')),
                 ', input_columns=',
-                str(t_4(environment.getattr(l_2_c, 'column'))),
+                str(t_5(environment.getattr(l_3_c, 'column'))),
                 ', num_parallel_workers=',
-                str(t_4(environment.getattr(l_1_d, 'num_workers'))),
+                str(t_5(environment.getattr(l_1_d, 'num_workers'))),
                 ')\n',
             ))
-        l_2_c = missing
+        l_3_c = missing
         if environment.getattr(l_1_d, 'label_cast'):
             pass
-            t_11.append(
+            t_14.append(
                 '    # The loss expects int32 class indices; this source yields uint32.\n    dataset = dataset.map(transforms.TypeCast(ms.int32), input_columns="label")\n',
             )
         if environment.getattr(l_1_d, 'one_hot'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    # ',
                 str(environment.getattr(l_1_d, 'one_hot_comment')),
                 '\n    dataset = dataset.map([',
-                str(t_3(context.eval_ctx, environment.getattr(l_1_d, 'one_hot'), ', ')),
+                str(t_4(context.eval_ctx, environment.getattr(l_1_d, 'one_hot'), ', ')),
                 '], input_columns="label", num_parallel_workers=',
-                str(t_4(environment.getattr(l_1_d, 'num_workers'))),
+                str(t_5(environment.getattr(l_1_d, 'num_workers'))),
                 ')\n',
             ))
         if environment.getattr(l_1_d, 'shuffle_buffer'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    dataset = dataset.shuffle(buffer_size=',
-                str(t_4(environment.getattr(l_1_d, 'shuffle_buffer'))),
+                str(t_5(environment.getattr(l_1_d, 'shuffle_buffer'))),
                 ')  # ',
                 str(environment.getattr(l_1_d, 'key')),
                 '.shuffle.buffer_size\n',
             ))
         if environment.getattr(l_1_d, 'batch_ops'):
             pass
-            t_11.extend((
+            t_14.extend((
                 '    dataset = dataset.batch(',
                 str(environment.getattr(l_1_d, 'batch_expr')),
                 ', drop_remainder=',
-                str(t_4(environment.getattr(l_1_d, 'drop_remainder'))),
+                str(t_5(environment.getattr(l_1_d, 'drop_remainder'))),
                 ')\n    # ',
                 str(environment.getattr(l_1_d, 'key')),
                 '.batch_transforms: on whole batches, image and label together\n',
             ))
-            for l_2_op in environment.getattr(l_1_d, 'batch_ops'):
+            for l_3_op in environment.getattr(l_1_d, 'batch_ops'):
                 _loop_vars = {}
                 pass
-                t_11.extend((
+                t_14.extend((
                     '    dataset = dataset.map(',
-                    str(l_2_op),
+                    str(l_3_op),
                     ', input_columns=["image", "label"], num_parallel_workers=',
-                    str(t_4(environment.getattr(l_1_d, 'num_workers'))),
+                    str(t_5(environment.getattr(l_1_d, 'num_workers'))),
                     ')\n',
                 ))
-            l_2_op = missing
-            t_11.append(
+            l_3_op = missing
+            t_14.append(
                 '    return dataset\n',
             )
         else:
             pass
-            t_11.extend((
+            t_14.extend((
                 '    return dataset.batch(',
                 str(environment.getattr(l_1_d, 'batch_expr')),
                 ', drop_remainder=',
-                str(t_4(environment.getattr(l_1_d, 'drop_remainder'))),
+                str(t_5(environment.getattr(l_1_d, 'drop_remainder'))),
                 ')\n',
             ))
-        return concat(t_11)
+        t_13.append(t_3(concat(t_14)))
+        return concat(t_13)
     context.exported_vars.add('dataset')
     context.vars['dataset'] = l_0_dataset = Macro(environment, macro, 'dataset', ('d',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_12 = []
+        t_15 = []
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
-        t_12.extend((
+        t_16 = []
+        pass
+        t_16.extend((
             'def build_loss():\n    """loss: ',
             str(t_2(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'loss'), 'name'))),
             '."""\n',
         ))
         if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'loss'), 'factory'):
             pass
-            t_12.extend((
+            t_16.extend((
                 '    # @mscodegen-keys loss.path,loss.kwargs\n',
                 str(context.call((undefined(name='import_name') if l_0_import_name is missing else l_0_import_name), environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'loss'), 'factory'))),
                 '\n\n    return ',
@@ -487,121 +497,122 @@ def root(context, missing=missing):
             ))
         else:
             pass
-            t_12.extend((
+            t_16.extend((
                 '    return ',
                 str(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'loss'), 'expr')),
                 '\n',
             ))
-        return concat(t_12)
+        t_15.append(t_3(concat(t_16)))
+        return concat(t_15)
     context.exported_vars.add('loss')
     context.vars['loss'] = l_0_loss = Macro(environment, macro, 'loss', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_13 = []
+        t_17 = []
         l_1_kind = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
         l_1_kind = environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'kind')
-        t_13.extend((
+        t_17.extend((
             'def build_lr(total_steps, steps_per_epoch):\n    """optimizer.lr shaped by lr_schedule (',
             str((undefined(name='kind') if l_1_kind is missing else l_1_kind)),
             '): one value per optimizer step."""\n',
         ))
         if (((undefined(name='kind') if l_1_kind is missing else l_1_kind) in ('piecewise', 'cosine')) and environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'warmup')):
             pass
-            t_13.append(
-                '    # lr_schedule.warmup_epochs: linear from WARMUP_START_LR to LR, then the schedule\n    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps for step in range(warmup_steps)\n    ]\n',
+            t_17.append(
+                '    # lr_schedule.warmup_epochs: linear from WARMUP_START_LR to LR, then the schedule\n    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps\n        for step in range(warmup_steps)\n    ]\n',
             )
             if ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'piecewise'):
                 pass
-                t_13.append(
+                t_17.append(
                     '    # lr_schedule.milestones (epochs from the start, warm-up included) and gamma\n    return warmup + [\n        LR * GAMMA ** sum(step >= milestone * steps_per_epoch for milestone in MILESTONES)\n        for step in range(warmup_steps, total_steps)\n    ]\n',
                 )
             else:
                 pass
-                t_13.append(
+                t_17.append(
                     '    decay_steps = total_steps - warmup_steps\n    return warmup + [\n        MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * step / decay_steps))\n        for step in range(decay_steps)\n    ]\n',
                 )
         elif ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'piecewise'):
             pass
-            t_13.append(
+            t_17.append(
                 '    # lr_schedule.milestones (epochs) and gamma: multiply by gamma at each milestone\n    return [\n        LR * GAMMA ** sum(step >= milestone * steps_per_epoch for milestone in MILESTONES)\n        for step in range(total_steps)\n    ]\n',
             )
         elif ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'cosine'):
             pass
-            t_13.append(
+            t_17.append(
                 '    return [\n        MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * step / total_steps))\n        for step in range(total_steps)\n    ]\n',
             )
         elif ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'warmup_cosine'):
             pass
-            t_13.append(
-                '    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps for step in range(warmup_steps)\n    ]\n    decay_steps = total_steps - warmup_steps\n    decay = [\n        MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * step / decay_steps))\n        for step in range(decay_steps)\n    ]\n    return warmup + decay\n',
+            t_17.append(
+                '    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps\n        for step in range(warmup_steps)\n    ]\n    decay_steps = total_steps - warmup_steps\n    decay = [\n        MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * step / decay_steps))\n        for step in range(decay_steps)\n    ]\n    return warmup + decay\n',
             )
         elif ((undefined(name='kind') if l_1_kind is missing else l_1_kind) in ('exponential', 'polynomial')):
             pass
             if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'warmup'):
                 pass
-                t_13.append(
-                    '    # lr_schedule.warmup_epochs: linear from WARMUP_START_LR to LR, then the decay\n    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps for step in range(warmup_steps)\n    ]\n',
+                t_17.append(
+                    '    # lr_schedule.warmup_epochs: linear from WARMUP_START_LR to LR, then the decay\n    warmup_steps = int(WARMUP_EPOCHS * steps_per_epoch)\n    warmup = [\n        WARMUP_START_LR + (LR - WARMUP_START_LR) * step / warmup_steps\n        for step in range(warmup_steps)\n    ]\n',
                 )
             else:
                 pass
-                t_13.append(
+                t_17.append(
                     '    warmup_steps, warmup = 0, []\n',
                 )
-            t_13.append(
+            t_17.append(
                 '    decay_steps = total_steps - warmup_steps\n',
             )
             if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'epoch_stair'):
                 pass
-                t_13.append(
+                t_17.append(
                     "    # lr_schedule.epoch_stair: the decay moves once per epoch (each step takes its epoch's first value)\n    steps = [step // steps_per_epoch * steps_per_epoch for step in range(decay_steps)]\n",
                 )
             else:
                 pass
-                t_13.append(
+                t_17.append(
                     '    steps = range(decay_steps)\n',
                 )
             if ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'exponential'):
                 pass
-                t_13.append(
+                t_17.append(
                     '    # lr_schedule.gamma per epoch of decay\n    decay = [LR * GAMMA ** (step / steps_per_epoch) for step in steps]\n',
                 )
             else:
                 pass
-                t_13.append(
+                t_17.append(
                     '    # lr_schedule.end_lr, power: polynomial from LR to END_LR over the decay steps\n    decay = [(LR - END_LR) * (1 - step / decay_steps) ** POWER + END_LR for step in steps]\n',
                 )
-            t_13.append(
+            t_17.append(
                 '    return warmup + decay\n',
             )
         elif ((undefined(name='kind') if l_1_kind is missing else l_1_kind) == 'one_cycle'):
             pass
-            t_13.extend((
+            t_17.extend((
                 "    # lr_schedule one_cycle (mindcv's one_cycle_lr, two phases): up from LR / DIV_FACTOR to LR over\n    # PCT_START of the steps, then down to LR / DIV_FACTOR / FINAL_DIV_FACTOR (",
                 str(environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'anneal')),
                 ')\n    initial_lr = LR / DIV_FACTOR\n    final_lr = initial_lr / FINAL_DIV_FACTOR\n    up_end = float(PCT_START * total_steps) - 1\n    last = float(total_steps) - 1\n\n    def anneal(start, end, pct):\n',
             ))
             if (environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'anneal') == 'cos'):
                 pass
-                t_13.append(
+                t_17.append(
                     '        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)\n',
                 )
             else:
                 pass
-                t_13.append(
+                t_17.append(
                     '        return (end - start) * pct + start\n',
                 )
-            t_13.append(
-                '\n    return [\n        anneal(initial_lr, LR, step / up_end)\n        if step <= up_end\n        else anneal(LR, final_lr, (step - up_end) / (last - up_end))\n        for step in range(total_steps)\n    ]\n',
+            t_17.append(
+                '\n    return [\n        (\n            anneal(initial_lr, LR, step / up_end)\n            if step <= up_end\n            else anneal(LR, final_lr, (step - up_end) / (last - up_end))\n        )\n        for step in range(total_steps)\n    ]\n',
             )
-        return concat(t_13)
+        return concat(t_17)
     context.exported_vars.add('lr')
     context.vars['lr'] = l_0_lr = Macro(environment, macro, 'lr', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_14 = []
+        t_18 = []
         l_1_o = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
@@ -609,14 +620,14 @@ def root(context, missing=missing):
         l_1_o = environment.getattr(environment.getattr(l_1_p, 'shared'), 'optimizer')
         if environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups'):
             pass
-            t_14.extend((
+            t_18.extend((
                 '# @mscodegen-keys ',
                 str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups_key')),
                 '\n',
                 str(context.call((undefined(name='param_groups') if l_0_param_groups is missing else l_0_param_groups), (undefined(name='o') if l_1_o is missing else l_1_o))),
-                '\n# @mscodegen-end\n\n\n',
+                '# @mscodegen-end\n\n\n',
             ))
-        t_14.extend((
+        t_18.extend((
             'def build_optimizer(network, learning_rate):\n    """optimizer (',
             str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'name')),
             '): ',
@@ -624,40 +635,40 @@ def root(context, missing=missing):
         ))
         if environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'module'):
             pass
-            t_14.extend((
+            t_18.extend((
                 ' from ',
                 str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'module')),
             ))
         if environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_filter'):
             pass
-            t_14.append(
+            t_18.append(
                 ', no weight decay on biases and norm layers',
             )
         elif environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups'):
             pass
-            t_14.extend((
+            t_18.extend((
                 ', parameter groups (',
                 str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups_key')),
                 ')',
             ))
         elif (environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_rule') == 'every_parameter'):
             pass
-            t_14.append(
+            t_18.append(
                 ', weight decay on every parameter',
             )
-        t_14.append(
+        t_18.append(
             '."""\n',
         )
         if environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_note'):
             pass
-            t_14.extend((
+            t_18.extend((
                 '    # optimizer.',
                 str(t_1(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_note'))),
                 '\n',
             ))
         if environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups'):
             pass
-            t_14.extend((
+            t_18.extend((
                 '    # @mscodegen-keys ',
                 str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups_key')),
                 '\n    trainable = network.trainable_params()\n    members = {group: [] for group in PARAM_GROUPS}\n    for param in trainable:\n        members[param_group(param.name)].append(param)\n    params = []\n',
@@ -665,7 +676,7 @@ def root(context, missing=missing):
             for l_2_g in environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'groups'):
                 _loop_vars = {}
                 pass
-                t_14.extend((
+                t_18.extend((
                     '    # ',
                     str(environment.getattr(l_2_g, 'key')),
                     ': ',
@@ -676,50 +687,50 @@ def root(context, missing=missing):
                     pass
                     if environment.getattr(environment.getattr(environment.getattr(l_1_p, 'shared'), 'lr'), 'is_list'):
                         pass
-                        t_14.extend((
+                        t_18.extend((
                             '    lr = [value * ',
                             str(environment.getattr(l_2_g, 'lr_scale')),
                             ' for value in learning_rate]\n',
                         ))
                     else:
                         pass
-                        t_14.extend((
+                        t_18.extend((
                             '    lr = learning_rate * ',
                             str(environment.getattr(l_2_g, 'lr_scale')),
                             '\n',
                         ))
                 else:
                     pass
-                    t_14.append(
+                    t_18.append(
                         '    lr = learning_rate\n',
                     )
-                t_14.extend((
+                t_18.extend((
                     '    params += weight_decay_split(members[',
-                    str(t_4(environment.getattr(l_2_g, 'name'))),
+                    str(t_5(environment.getattr(l_2_g, 'name'))),
                     '], lr, ',
                     str(environment.getattr(l_2_g, 'weight_decay')),
                     ')\n',
                 ))
             l_2_g = missing
-            t_14.append(
+            t_18.append(
                 '    params.append({"order_params": trainable})\n    # @mscodegen-end\n',
             )
         elif environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_filter'):
             pass
-            t_14.append(
-                '    trainable = network.trainable_params()\n    # optimizer.decay_filter no_norm_no_bias: biases and BatchNorm/LayerNorm gamma/beta get no weight decay\n    no_decay = {"bias", "gamma", "beta"}\n    params = [\n        {\n            "params": [p for p in trainable if p.name.rsplit(".", 1)[-1] not in no_decay],\n            "weight_decay": WEIGHT_DECAY,\n        },\n        {"params": [p for p in trainable if p.name.rsplit(".", 1)[-1] in no_decay], "weight_decay": 0.0},\n        {"order_params": trainable},\n    ]\n',
+            t_18.append(
+                '    trainable = network.trainable_params()\n    # optimizer.decay_filter no_norm_no_bias: biases and BatchNorm/LayerNorm gamma/beta get no weight decay\n    no_decay = {"bias", "gamma", "beta"}\n    params = [\n        {\n            "params": [p for p in trainable if p.name.rsplit(".", 1)[-1] not in no_decay],\n            "weight_decay": WEIGHT_DECAY,\n        },\n        {\n            "params": [p for p in trainable if p.name.rsplit(".", 1)[-1] in no_decay],\n            "weight_decay": 0.0,\n        },\n        {"order_params": trainable},\n    ]\n',
             )
         elif (environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'decay_rule') == 'every_parameter'):
             pass
-            t_14.append(
+            t_18.append(
                 '    # optimizer.decay_filter every_parameter: one parameter group, so MindSpore\'s own filter (which skips\n    # names containing beta or gamma) does not apply and every parameter is decayed\n    params = [{"params": network.trainable_params(), "weight_decay": WEIGHT_DECAY}]\n',
             )
         else:
             pass
-            t_14.append(
+            t_18.append(
                 '    params = network.trainable_params()\n',
             )
-        t_14.extend((
+        t_18.extend((
             '    return ',
             str(environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'constructor')),
             '(\n        params,\n        learning_rate=learning_rate,\n',
@@ -727,7 +738,7 @@ def root(context, missing=missing):
         for (l_2_name, l_2_value) in environment.getattr((undefined(name='o') if l_1_o is missing else l_1_o), 'args'):
             _loop_vars = {}
             pass
-            t_14.extend((
+            t_18.extend((
                 '        ',
                 str(l_2_name),
                 '=',
@@ -735,19 +746,19 @@ def root(context, missing=missing):
                 ',\n',
             ))
         l_2_name = l_2_value = missing
-        t_14.append(
+        t_18.append(
             '    )\n',
         )
-        return concat(t_14)
+        return concat(t_18)
     context.exported_vars.add('optimizer')
     context.vars['optimizer'] = l_0_optimizer = Macro(environment, macro, 'optimizer', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_o):
-        t_15 = []
+        t_19 = []
         if l_1_o is missing:
             l_1_o = undefined("parameter 'o' was not provided", name='o')
         pass
-        t_15.extend((
+        t_19.extend((
             '# ',
             str(environment.getattr(l_1_o, 'groups_key')),
             ': fnmatch patterns per group; a parameter joins the first group that matches\nPARAM_GROUPS = {\n',
@@ -755,183 +766,183 @@ def root(context, missing=missing):
         for l_2_g in environment.getattr(l_1_o, 'groups'):
             _loop_vars = {}
             pass
-            t_15.extend((
+            t_19.extend((
                 '    ',
-                str(t_4(environment.getattr(l_2_g, 'name'))),
+                str(t_5(environment.getattr(l_2_g, 'name'))),
                 ': ',
-                str(t_4(environment.getattr(l_2_g, 'patterns'))),
+                str(t_5(environment.getattr(l_2_g, 'patterns'))),
                 ',\n',
             ))
         l_2_g = missing
-        t_15.extend((
+        t_19.extend((
             '}\n\n\ndef param_group(name):\n    """The optimizer group of parameter `name`: the first of PARAM_GROUPS with a matching pattern."""\n    for group, patterns in PARAM_GROUPS.items():\n        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):\n            return group\n    return "default"\n\n\ndef decays(name):\n    """optimizer.decay_filter ',
             str(environment.getattr(l_1_o, 'decay_rule')),
             ': whether parameter `name` gets its group\'s weight decay."""\n    return ',
             str(environment.getattr(l_1_o, 'decays_expr')),
             '\n\n\ndef weight_decay_split(members, lr, weight_decay):\n    """One group\'s parameters as MindSpore parameter groups: decayed ones, then the others (no decay)."""\n    groups = [\n        {"params": [p for p in members if decays(p.name)], "lr": lr, "weight_decay": weight_decay},\n        {"params": [p for p in members if not decays(p.name)], "lr": lr, "weight_decay": 0.0},\n    ]\n    return [group for group in groups if group["params"]]\n',
         ))
-        return concat(t_15)
+        return concat(t_19)
     context.exported_vars.add('param_groups')
     context.vars['param_groups'] = l_0_param_groups = Macro(environment, macro, 'param_groups', ('o',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_16 = []
+        t_20 = []
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
-        t_16.append(
+        t_20.append(
             'def build_metrics():\n    """eval.metrics: name -> MindSpore Metric."""\n',
         )
-        def t_17(fiter):
+        def t_21(fiter):
             for l_2_m in fiter:
                 if environment.getattr(l_2_m, 'factory'):
                     yield l_2_m
-        for l_2_m in t_17(environment.getattr(environment.getattr(l_1_p, 'shared'), 'metrics')):
+        for l_2_m in t_21(environment.getattr(environment.getattr(l_1_p, 'shared'), 'metrics')):
             _loop_vars = {}
             pass
-            t_16.extend((
+            t_20.extend((
                 str(context.call((undefined(name='import_name') if l_0_import_name is missing else l_0_import_name), environment.getattr(l_2_m, 'factory'), _loop_vars=_loop_vars)),
-                '\n',
+                '\n\n',
             ))
         l_2_m = missing
-        t_16.append(
+        t_20.append(
             '    return {\n',
         )
         for l_2_m in environment.getattr(environment.getattr(l_1_p, 'shared'), 'metrics'):
             _loop_vars = {}
             pass
-            t_16.extend((
+            t_20.extend((
                 '        ',
-                str(t_4(environment.getattr(l_2_m, 'key'))),
+                str(t_5(environment.getattr(l_2_m, 'key'))),
                 ': ',
                 str(environment.getattr(l_2_m, 'expr')),
                 ',\n',
             ))
         l_2_m = missing
-        t_16.append(
+        t_20.append(
             '    }\n',
         )
-        return concat(t_16)
+        return concat(t_20)
     context.exported_vars.add('metrics')
     context.vars['metrics'] = l_0_metrics = Macro(environment, macro, 'metrics', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_18 = []
+        t_22 = []
         l_1_s = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
         l_1_s = environment.getattr(l_1_p, 'shared')
-        t_18.extend((
+        t_22.extend((
             '# @mscodegen-keys runtime\n',
             str(context.call((undefined(name='runtime') if l_0_runtime is missing else l_0_runtime), l_1_p)),
-            '\n# @mscodegen-end\n\n\n# @mscodegen-keys network\n',
+            '# @mscodegen-end\n\n\n# @mscodegen-keys network\n',
             str(context.call((undefined(name='network') if l_0_network is missing else l_0_network), l_1_p)),
-            '\n# @mscodegen-end\n\n\n',
+            '# @mscodegen-end\n\n\n',
         ))
         for l_2_kind in environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'data_helpers'):
             _loop_vars = {}
             pass
-            t_18.extend((
+            t_22.extend((
                 '# @mscodegen-keys data\n',
                 str(context.call((undefined(name='data_helper') if l_0_data_helper is missing else l_0_data_helper), l_2_kind, _loop_vars=_loop_vars)),
-                '\n# @mscodegen-end\n\n\n',
+                '# @mscodegen-end\n\n\n',
             ))
         l_2_kind = missing
         for l_2_d in environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'datasets'):
             _loop_vars = {}
             pass
-            t_18.extend((
+            t_22.extend((
                 '# @mscodegen-keys ',
                 str(t_1(environment.getattr(l_2_d, 'key'))),
                 '\n',
                 str(context.call((undefined(name='dataset') if l_0_dataset is missing else l_0_dataset), l_2_d, _loop_vars=_loop_vars)),
-                '\n# @mscodegen-end\n\n\n',
+                '# @mscodegen-end\n\n\n',
             ))
         l_2_d = missing
-        t_18.extend((
+        t_22.extend((
             '# @mscodegen-keys loss\n',
             str(context.call((undefined(name='loss') if l_0_loss is missing else l_0_loss), l_1_p)),
-            '\n# @mscodegen-end\n\n\n',
+            '# @mscodegen-end\n\n\n',
         ))
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'lr'), 'is_list'):
             pass
-            t_18.extend((
+            t_22.extend((
                 '# @mscodegen-keys optimizer.lr,lr_schedule\n',
                 str(context.call((undefined(name='lr') if l_0_lr is missing else l_0_lr), l_1_p)),
-                '\n# @mscodegen-end\n\n\n',
+                '# @mscodegen-end\n\n\n',
             ))
-        t_18.extend((
+        t_22.extend((
             '# @mscodegen-keys optimizer\n',
             str(context.call((undefined(name='optimizer') if l_0_optimizer is missing else l_0_optimizer), l_1_p)),
-            '\n# @mscodegen-end\n\n\n',
+            '# @mscodegen-end\n\n\n',
         ))
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'metrics'):
             pass
-            t_18.extend((
+            t_22.extend((
                 '# @mscodegen-keys eval.metrics\n',
                 str(context.call((undefined(name='metrics') if l_0_metrics is missing else l_0_metrics), l_1_p)),
-                '\n# @mscodegen-end\n\n\n',
+                '# @mscodegen-end\n\n\n',
             ))
-        return concat(t_18)
+        return concat(t_22)
     context.exported_vars.add('setup_section')
     context.vars['setup_section'] = l_0_setup_section = Macro(environment, macro, 'setup_section', ('p',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro(l_1_p):
-        t_19 = []
+        t_23 = []
         l_1_s = missing
         if l_1_p is missing:
             l_1_p = undefined("parameter 'p' was not provided", name='p')
         pass
         l_1_s = environment.getattr(l_1_p, 'shared')
-        t_19.append(
+        t_23.append(
             '    set_runtime(args.device, args.seed)\n',
         )
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'parallel'):
             pass
-            t_19.extend((
+            t_23.extend((
                 '    rank, group_size = init_data_parallel()\n    # parallel.per_rank_logs: ',
                 str(('every rank writes its own logs' if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'parallel'), 'per_rank_logs') else 'only rank 0 writes logs')),
                 ';\n    # checkpoints and --save-weights are saved by rank 0 only (every replica holds the same weights).\n    args.loss_log, args.eval_log = log_path(args.loss_log, rank), log_path(args.eval_log, rank)\n',
             ))
-        t_19.extend((
+        t_23.extend((
             '    network = build_network()\n    train_dataset = ',
             str(environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'train_data'), 'call')),
             '\n',
         ))
         if environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'eval_data'):
             pass
-            t_19.extend((
+            t_23.extend((
                 '    eval_dataset = ',
                 str(environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'eval_data'), 'call')),
                 '\n    if args.fast_dev_run:\n        eval_dataset = eval_dataset.take(1)  # --fast-dev-run: one eval batch\n',
             ))
-        t_19.append(
+        t_23.append(
             '    steps_per_epoch = train_dataset.get_dataset_size()\n    check_trains(args, steps_per_epoch)\n',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'lr'), 'is_list'):
             pass
             if environment.getattr(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'step'), 'accumulate'):
                 pass
-                t_19.append(
+                t_23.append(
                     '    # grad.accumulation_steps: the schedule counts optimizer steps, one per ACCUMULATION_STEPS batches\n    learning_rate = build_lr(\n        steps_per_epoch * args.epochs // ACCUMULATION_STEPS, steps_per_epoch / ACCUMULATION_STEPS\n    )\n',
                 )
             else:
                 pass
-                t_19.append(
+                t_23.append(
                     '    learning_rate = build_lr(steps_per_epoch * args.epochs, steps_per_epoch)\n',
                 )
         else:
             pass
-            t_19.append(
+            t_23.append(
                 '    learning_rate = LR  # lr_schedule.kind constant\n',
             )
-        t_19.append(
+        t_23.append(
             '    optimizer = build_optimizer(network, learning_rate)\n    loss_fn = build_loss()',
         )
-        return concat(t_19)
+        return concat(t_23)
     context.exported_vars.add('components')
     context.vars['components'] = l_0_components = Macro(environment, macro, 'components', ('p',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '3=36&4=38&5=43&6=47&7=49&9=54&12=65&13=71&14=72&17=77&18=82&19=85&20=90&30=103&32=106&33=110&35=113&36=117&40=123&46=132&47=137&48=142&53=171&54=177&55=180&56=184&58=191&63=199&64=205&65=206&66=207&72=212&74=216&75=218&83=228&88=230&91=233&99=237&102=239&106=243&108=245&109=250&110=253&113=258&114=260&115=266&116=270&117=273&120=278&127=297&128=302&148=316&149=323&150=333&151=340&152=343&155=346&156=350&157=353&158=357&160=362&161=365&165=370&168=375&169=379&170=383&172=386&173=391&174=393&175=397&177=405&181=410&182=414&183=416&185=421&186=425&188=430&189=434&190=438&191=441&192=446&196=459&200=468&202=475&203=478&205=482&207=484&210=491&214=498&215=504&217=507&218=510&224=515&237=525&243=530&248=535&259=540&260=542&270=555&276=565&284=578&286=582&293=585&308=602&309=608&310=609&311=613&312=615&318=620&319=650&320=654&322=657&323=661&329=664&330=669&331=674&332=676&333=680&335=687&340=697&344=706&356=711&363=723&366=726&367=731&372=744&373=751&375=754&376=759&390=767&391=769&403=776&406=784&407=792&410=799&411=804&416=817&417=823&419=826&424=828&428=831&430=836&435=840&436=845&437=847&443=853&447=856&449=860&455=865&459=868&461=872&468=879&470=885&472=889&474=893&479=898&480=901&481=905&487=911&488=913'
+debug_info = '3=42&4=44&5=49&6=53&7=55&9=60&12=70&13=76&14=77&17=82&18=87&19=90&20=95&30=108&32=111&33=115&35=118&36=122&40=128&46=137&47=142&48=147&53=176&54=181&55=186&57=192&60=199&61=205&62=206&64=209&70=214&72=218&73=220&81=230&86=232&89=235&97=239&100=241&104=245&106=247&107=252&108=255&111=260&112=262&113=268&114=272&115=275&118=281&63=297&126=302&127=307&147=321&149=330&150=340&151=347&152=350&155=353&156=357&157=360&158=364&160=369&161=372&165=377&168=382&169=386&170=390&172=393&173=398&174=400&175=404&177=412&181=417&182=421&183=423&185=428&186=432&188=437&189=441&190=445&191=448&192=453&196=466&148=471&201=476&204=485&205=488&207=492&209=494&212=501&202=504&217=509&218=515&220=518&221=521&228=526&241=536&247=541&252=546&264=551&265=553&276=566&282=576&290=589&292=593&299=596&316=613&317=619&318=620&319=624&320=626&326=631&327=661&328=665&330=668&331=672&337=675&338=680&339=685&340=687&341=691&343=698&348=708&352=717&367=722&374=734&377=737&378=742&383=755&384=762&386=765&387=770&401=778&402=780&414=787&417=795&418=803&422=810&423=815&428=828&429=834&431=837&436=839&440=842&442=847&447=851&448=856&449=858&455=864&459=867&461=871&467=876&471=879&473=883&480=890&482=896&484=900&486=904&491=909&492=912&493=916&499=922&500=924'

@@ -17,16 +17,22 @@ def root(context, missing=missing):
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'comment' found.")
     try:
-        t_2 = environment.filters['py']
+        t_2 = environment.filters['fit']
     except KeyError:
         @internalcode
         def t_2(*unused):
-            raise TemplateRuntimeError("No filter named 'py' found.")
+            raise TemplateRuntimeError("No filter named 'fit' found.")
     try:
-        t_3 = environment.filters['wrap_lines']
+        t_3 = environment.filters['py']
     except KeyError:
         @internalcode
         def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'py' found.")
+    try:
+        t_4 = environment.filters['wrap_lines']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
             raise TemplateRuntimeError("No filter named 'wrap_lines' found.")
     pass
     l_0_header = context.vars['header'] = environment.get_template('_header.py.j2', 'train_model.py.j2')._get_default_module(context)
@@ -54,7 +60,6 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Setup: runtime, network, data, loss, learning rate, optimizer'))
     yield '\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='setup') if l_0_setup is missing else l_0_setup), 'setup_section'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-    yield '\n'
     yield str(context.call(environment.getattr((undefined(name='adapt') if l_0_adapt is missing else l_0_adapt), 'ema'), (undefined(name='p') if l_0_p is missing else l_0_p)))
     if (((environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'step'), 'process') or environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'writes_loss_cell')) or environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'writes_train_step')) or environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'columns'), 'own_cells')):
         pass
@@ -64,36 +69,35 @@ def root(context, missing=missing):
         pass
         yield '# @mscodegen-keys grad.process\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'gradient_processor'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'writes_loss_cell'):
         pass
         yield '# @mscodegen-keys amp\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'loss_cell'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'columns'), 'own_cells'):
         pass
         yield '# @mscodegen-keys data.inputs,data.labels\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'column_cells'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'writes_train_step'):
         pass
         yield '# @mscodegen-keys amp,loss_scale,grad\n'
         yield str(context.call(environment.getattr((undefined(name='step') if l_0_step is missing else l_0_step), 'train_step'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'parallel'):
         pass
         yield '# @mscodegen-keys parallel\n'
         yield str(context.call(environment.getattr((undefined(name='parallel') if l_0_parallel is missing else l_0_parallel), 'setup'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Callbacks: what the native variant writes out in its loop'))
     yield '\n\n\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'early_stopping'):
         pass
         yield '# @mscodegen-keys callbacks.early_stopping\n'
         yield str(context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'early_stop'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n\n\n'
+        yield '# @mscodegen-end\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'progress'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-    yield '\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'loss_monitor'):
         pass
         yield '# @mscodegen-keys callbacks.loss_monitor\nclass LogLoss(Callback):\n    """callbacks.loss_monitor: the loss every LOG_EVERY_STEPS steps of an epoch, as the native loop prints it.\n\n    Instead of LossMonitor, which reads the loss every step (a device sync per step on GPU/Ascend).\n    """\n\n    def on_train_epoch_begin(self, run_context):\n        self.step_in_epoch = 0\n\n    def on_train_step_end(self, run_context):\n        self.step_in_epoch += 1\n        if self.step_in_epoch % LOG_EVERY_STEPS == 0:\n            cb_params = run_context.original_args()\n'
@@ -139,7 +143,7 @@ def root(context, missing=missing):
         yield '            report_evaluation(self.file, epoch, cb_params.cur_step_num, results)\n'
         if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'keep_best'):
             pass
-            yield '            cb_params.eval_results = results  # callbacks.checkpoint.keep (KeepBest); Model clears it\n'
+            yield '            cb_params.eval_results = (\n                results  # callbacks.checkpoint.keep (KeepBest); Model clears it\n            )\n'
         if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'early_stopping'):
             pass
             yield '            if self.early_stop.should_stop(results):\n                run_context.request_stop()\n'
@@ -152,7 +156,7 @@ def root(context, missing=missing):
         pass
         yield '# @mscodegen-keys callbacks.checkpoint.keep\n'
         yield str(context.call(environment.getattr((undefined(name='resume') if l_0_resume is missing else l_0_resume), 'best_helpers'), (undefined(name='p') if l_0_p is missing else l_0_p)))
-        yield '\n# @mscodegen-end\n'
+        yield '# @mscodegen-end\n'
     yield str(context.call(environment.getattr((undefined(name='header') if l_0_header is missing else l_0_header), 'section'), 'Train'))
     yield '\n\n\n# @mscodegen-keys train\ndef train(args):\n    """train.epochs epochs (--epochs) over data.train with Model.train."""\n'
     yield str(context.call(environment.getattr((undefined(name='setup') if l_0_setup is missing else l_0_setup), 'components'), (undefined(name='p') if l_0_p is missing else l_0_p)))
@@ -162,7 +166,7 @@ def root(context, missing=missing):
         for l_1_reason in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'reasons'):
             _loop_vars = {}
             pass
-            for l_2_line in t_3(l_1_reason, 96):
+            for l_2_line in t_4(l_1_reason, 96):
                 _loop_vars = {}
                 pass
                 yield '    # '
@@ -195,7 +199,7 @@ def root(context, missing=missing):
         for l_1_reason in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'reasons'):
             _loop_vars = {}
             pass
-            for l_2_line in t_3(l_1_reason, 96):
+            for l_2_line in t_4(l_1_reason, 96):
                 _loop_vars = {}
                 pass
                 yield '    # '
@@ -215,17 +219,22 @@ def root(context, missing=missing):
                 pass
                 yield ', add_cast_fp32=True'
             yield '),\n        eval_indexes=[0, 1, 2],\n        metrics=build_metrics(),\n'
-        for l_1_k in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'kwargs'):
+        t_5 = []
+        pass
+        for l_2_k in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'kwargs'):
             _loop_vars = {}
             pass
-            yield '        '
-            yield str(environment.getattr(l_1_k, 'name'))
-            yield '='
-            yield str(environment.getattr(l_1_k, 'value'))
-            yield ',  # '
-            yield str(t_1(environment.getattr(l_1_k, 'comment')))
-            yield '\n'
-        l_1_k = missing
+            t_5.extend((
+                '        ',
+                str(environment.getattr(l_2_k, 'name')),
+                '=',
+                str(environment.getattr(l_2_k, 'value')),
+                ',  # ',
+                str(t_1(environment.getattr(l_2_k, 'comment'))),
+                '\n',
+            ))
+        l_2_k = missing
+        yield t_2(concat(t_5))
         yield '    )\n'
         if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'columns'), 'own_cells'):
             pass
@@ -236,17 +245,22 @@ def root(context, missing=missing):
         if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'eval_data'):
             pass
             yield '        metrics=build_metrics(),\n'
-        for l_1_k in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'kwargs'):
+        t_6 = []
+        pass
+        for l_2_k in environment.getattr((undefined(name='m') if l_0_m is missing else l_0_m), 'kwargs'):
             _loop_vars = {}
             pass
-            yield '        '
-            yield str(environment.getattr(l_1_k, 'name'))
-            yield '='
-            yield str(environment.getattr(l_1_k, 'value'))
-            yield ',  # '
-            yield str(t_1(environment.getattr(l_1_k, 'comment')))
-            yield '\n'
-        l_1_k = missing
+            t_6.extend((
+                '        ',
+                str(environment.getattr(l_2_k, 'name')),
+                '=',
+                str(environment.getattr(l_2_k, 'value')),
+                ',  # ',
+                str(t_1(environment.getattr(l_2_k, 'comment'))),
+                '\n',
+            ))
+        l_2_k = missing
+        yield t_2(concat(t_6))
         yield '    )\n'
     yield '\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'ema'):
@@ -292,7 +306,7 @@ def root(context, missing=missing):
         yield str(t_1(environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint'), 'every_comment')))
         yield '\n            save_checkpoint_steps='
         yield str(environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint'), 'every_expr'))
-        yield ',\n            keep_checkpoint_max=CHECKPOINT_KEEP_MAX,  # callbacks.checkpoint.keep_max\n            append_info=["epoch_num", "step_num"],\n        )\n        directory = str(args.output_dir / CHECKPOINT_DIR)\n        callbacks.append(ModelCheckpoint(prefix=CHECKPOINT_PREFIX, directory=directory, config=checkpoint_config))\n'
+        yield ',\n            keep_checkpoint_max=CHECKPOINT_KEEP_MAX,  # callbacks.checkpoint.keep_max\n            append_info=["epoch_num", "step_num"],\n        )\n        directory = str(args.output_dir / CHECKPOINT_DIR)\n        callbacks.append(\n            ModelCheckpoint(prefix=CHECKPOINT_PREFIX, directory=directory, config=checkpoint_config)\n        )\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'eval_data'):
         pass
         yield '    callbacks.append(PeriodicEval(model, eval_dataset, args.epochs, eval_log'
@@ -316,19 +330,22 @@ def root(context, missing=missing):
         yield ' and rank == 0'
     yield ':\n        every = '
     yield str((environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint'), 'every_expr') if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'checkpoint') else 'None'))
-    yield '\n        callbacks.append(\n            SaveResume(resume_params, resume_dir, args.max_steps, steps_per_epoch, every'
+    yield '\n        callbacks.append(\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'early_stopping'):
         pass
-        yield ', early_stop'
-    yield ')\n        )\n\n    model.train(\n        args.epochs,\n        train_dataset,\n        callbacks=callbacks,\n        initial_epoch=start_epoch - 1,  # --resume\n        dataset_sink_mode='
-    yield str(t_2(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'sink_mode')))
+        yield '            SaveResume(\n                resume_params, resume_dir, args.max_steps, steps_per_epoch, every, early_stop\n            )\n'
+    else:
+        pass
+        yield '            SaveResume(resume_params, resume_dir, args.max_steps, steps_per_epoch, every)\n'
+    yield '        )\n\n    model.train(\n        args.epochs,\n        train_dataset,\n        callbacks=callbacks,\n        initial_epoch=start_epoch - 1,  # --resume\n        dataset_sink_mode='
+    yield str(t_3(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'sink_mode')))
     yield ',  # train.dataset_sink_mode'
     yield str((' (see DEVICE_NOTES)' if environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'device_notes') else ''))
     yield '\n'
     if environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'sink_mode'):
         pass
         yield '        sink_size='
-        yield str(t_2(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'sink_size')))
+        yield str(t_3(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'sink_size')))
         yield ',  # train.sink_size\n'
     yield '    )\n'
     if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'step'), 'accumulate'):
@@ -344,27 +361,27 @@ def root(context, missing=missing):
         yield ' and rank == 0'
     yield ':\n        save_weights(network, args.save_weights)\n\n\n# @mscodegen-end\n'
     def macro():
-        t_4 = []
+        t_7 = []
         pass
-        t_4.append(
+        t_7.append(
             'class StepLog(Callback):\n    """--loss-log: one JSON line per step, the same records the native variant writes."""\n\n    def __init__(self, file, optimizer):\n        super().__init__()\n        self.file = file\n        self.optimizer = optimizer\n        self.lr = None\n\n    def on_train_step_begin(self, run_context):\n        self.lr = current_lr(self.optimizer)\n\n    def on_train_step_end(self, run_context):\n        cb_params = run_context.original_args()\n',
         )
         if environment.getattr(environment.getattr((undefined(name='s') if l_0_s is missing else l_0_s), 'step'), 'returns_scale'):
             pass
-            t_4.append(
+            t_7.append(
                 '        loss, overflow, loss_scale = cb_params.net_outputs\n        record = step_record(\n            cb_params.cur_step_num, cb_params.cur_epoch_num, loss, self.lr, overflow, loss_scale\n        )\n',
             )
         else:
             pass
-            t_4.append(
-                '        record = step_record(cb_params.cur_step_num, cb_params.cur_epoch_num, cb_params.net_outputs, self.lr)\n',
+            t_7.append(
+                '        record = step_record(\n            cb_params.cur_step_num, cb_params.cur_epoch_num, cb_params.net_outputs, self.lr\n        )\n',
             )
-        t_4.append(
+        t_7.append(
             '        self.file.write(record)\n\n\nclass StepCounter(Callback):\n    """Counts the steps Model ran; with --max-steps, asks it to stop after that many."""\n\n    def __init__(self, max_steps):\n        super().__init__()\n        self.max_steps = max_steps\n        self.steps = 0\n\n    def on_train_step_end(self, run_context):\n        self.steps += 1\n        if self.max_steps is not None and self.steps >= self.max_steps:\n            run_context.request_stop()\n\n\n',
         )
-        return concat(t_4)
+        return concat(t_7)
     caller = Macro(environment, macro, None, (), False, False, False, context.eval_ctx.autoescape)
     yield context.call(environment.getattr((undefined(name='loop') if l_0_loop is missing else l_0_loop), 'harness'), (undefined(name='p') if l_0_p is missing else l_0_p), caller=caller)
 
 blocks = {}
-debug_info = '1=31&2=33&3=35&4=37&5=39&6=41&7=43&8=45&9=48&10=51&11=53&14=55&15=57&16=60&20=62&22=65&27=67&29=70&34=72&36=75&41=77&43=80&48=82&50=85&55=87&58=89&60=92&65=94&66=96&81=99&91=106&109=109&123=112&136=115&140=118&146=125&149=128&157=132&165=139&168=142&175=146&178=148&181=150&183=153&186=155&192=157&193=159&194=161&195=164&196=168&200=173&203=179&204=182&209=189&210=191&213=194&214=197&215=201&219=206&221=208&222=211&226=217&227=221&230=229&238=235&241=238&242=242&247=251&252=255&255=258&259=262&260=264&264=266&272=270&276=274&279=277&282=280&287=284&288=287&290=291&291=293&298=295&299=298&301=305&302=308&306=313&307=317&309=319&317=323&318=327&319=330&322=333&326=337&329=341&334=345&349=351&334=366'
+debug_info = '1=37&2=39&3=41&4=43&5=45&6=47&7=49&8=51&9=54&10=57&11=59&14=61&15=62&16=65&20=67&22=70&27=72&29=75&34=77&36=80&41=82&43=85&48=87&50=90&55=92&58=94&60=97&65=99&66=100&81=103&91=110&109=113&123=116&136=119&140=122&146=129&149=132&157=136&165=143&170=146&177=150&180=152&183=154&185=157&188=159&194=161&195=163&196=165&197=168&198=172&202=177&205=183&206=186&211=193&212=195&215=198&216=201&217=205&221=210&223=212&224=215&229=223&230=228&228=236&234=238&242=244&246=249&247=254&245=262&253=265&258=269&261=272&265=276&266=278&270=280&278=284&282=288&285=291&288=294&293=298&294=301&296=305&297=307&306=309&307=312&309=319&310=322&314=327&315=331&317=333&331=340&332=344&333=347&336=350&340=354&343=358&348=362&363=368&348=383'
