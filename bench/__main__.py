@@ -312,7 +312,9 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
         spec = yaml.safe_load(config.read_text())
         level = (spec.get("amp") or {}).get("level", "O0")
         network = spec.get("network") or {}
-        peer = network.get("kind") == "mindcv" and not opts.no_peer
+        # the peer on the fp32 row only: at O2 it measured the same (model/mindcv 2.07, without the
+        # SummaryRecord writer 1.00 in bench/results/2026-12-03-vm-full.json) and took 3.6 min
+        peer = network.get("kind") == "mindcv" and level == "O0" and not opts.no_peer
         (out_dir / "bench.json").write_text(
             json.dumps(
                 {
@@ -407,8 +409,30 @@ COST_POINTS = [
 ]
 
 
-def bench_limit_and_cost(work: Path, opts: argparse.Namespace) -> dict:
-    """The floor's achieved FLOP/s against a practical peak, bare conv speed, and the cost curve."""
+def _from_row(training: list[dict], base: str, batch: int) -> dict | None:
+    """A cost point the training rows already measured (same config, its own batch, memory input):
+    the rows' medians over their rounds instead of another pair of runs."""
+    spec = yaml.safe_load((BENCH / "configs" / f"{base}.yaml").read_text())
+    if spec["data"]["train"]["batch_size"] != batch:
+        return None
+    for row in training:
+        if row["config"] == base and row["input"] == "memory":
+            return {
+                kind: {
+                    "steps_per_s": row["steps_per_s"][kind]["median"],
+                    "peak_rss_mb": statistics.median(
+                        r[kind]["peak_rss_mb"] for r in row["rounds"] if "peak_rss_mb" in r[kind]
+                    ),
+                }
+                for kind in ("floor", "model")
+                if kind in row["steps_per_s"]
+            }
+    return None
+
+
+def bench_limit_and_cost(work: Path, opts: argparse.Namespace, training: list[dict]) -> dict:
+    """The floor's achieved FLOP/s against a practical peak, bare conv speed, and the cost curve
+    (points the training rows measured are taken from them)."""
     print("limit: practical peak (numpy float32 matmul), bare MindSpore convolutions", flush=True)
     wait_for_idle(opts.max_load, opts.max_wait)
     peak = _child_json(["peak"], opts.timeout)
@@ -430,10 +454,10 @@ def bench_limit_and_cost(work: Path, opts: argparse.Namespace) -> dict:
         (out_dir / "bench.json").write_text(json.dumps({"amp_level": "O0"}))
         flops = _child_json(["flops", str(out_dir), str(batch)], opts.timeout)
         steps = _steps_for(config, opts.quick) if "lenet" in label else (9 if "18" in label else 6)
-        run = {}
-        for kind in ("floor", "model"):
-            run[kind] = measured_run(out_dir, kind, "memory", steps, opts)
-        point = {"label": label, "batch": batch, **flops}
+        run = _from_row(training, base, batch) if network is None else None
+        point = {"label": label, "batch": batch, **flops, "from_training_row": run is not None}
+        if run is None:
+            run = {kind: measured_run(out_dir, kind, "memory", steps, opts) for kind in ("floor", "model")}
         for kind, r in run.items():
             if "steps_per_s" in r:
                 point[f"{kind}_steps_per_s"] = r["steps_per_s"]
@@ -689,9 +713,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--paired",
         choices=("auto", "always", "never"),
-        default="auto",
+        default="never",
         help="also run paired processes (floor, model, native in turns in one process) for a memory "
-        "row: auto = a LeNet row whose interleaved-process verdict is undecided (default %(default)s)",
+        "row: auto = a LeNet row whose interleaved-process verdict is undecided (default %(default)s: "
+        "in bench/results/2026-12-03-vm-full.json they did not narrow the interval)",
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs per generation timing (median)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per worker process")
@@ -716,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
             training = bench_training(work, args)
         limit = {}
         if args.only in (None, "limit"):
-            limit = bench_limit_and_cost(work, args)
+            limit = bench_limit_and_cost(work, args, training)
             limit["ops"] = profile_ops(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -97,3 +97,29 @@ def test_baton_lets_one_kind_step_at_a_time_in_turns_of_a_block():
     assert not any(thread.is_alive() for thread in threads)
     assert overlaps == []
     assert log == ["floor"] * 2 + ["model"] * 2 + ["native"] * 2 + ["floor"] * 2 + ["model"] * 2
+
+
+def test_a_cost_point_the_rows_measured_is_taken_from_them():
+    from bench.__main__ import _from_row
+
+    def run(sps: float, rss: float) -> dict:
+        return {"steps_per_s": sps, "peak_rss_mb": rss}
+
+    rows = [
+        {
+            "config": "bench_lenet_fp32",
+            "input": "memory",
+            "steps_per_s": {"floor": {"median": 15.0}, "model": {"median": 14.0}, "native": {"median": 14.5}},
+            "rounds": [
+                {"floor": run(15, 400), "model": run(14, 470)},
+                {"floor": run(15, 420), "model": run(14, 480)},
+            ],
+        }
+    ]
+    # bench_lenet_fp32 trains with batch 32: that point is the row; batch 16 is not
+    assert _from_row(rows, "bench_lenet_fp32", 32) == {
+        "floor": {"steps_per_s": 15.0, "peak_rss_mb": 410.0},
+        "model": {"steps_per_s": 14.0, "peak_rss_mb": 475.0},
+    }
+    assert _from_row(rows, "bench_lenet_fp32", 16) is None
+    assert _from_row([], "bench_lenet_fp32", 32) is None
