@@ -8,11 +8,9 @@ what black.format_str would.
 from __future__ import annotations
 
 import ast
-import multiprocessing
 import os
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +89,9 @@ def _black_many(jobs: list[tuple[str, str]]) -> list[str]:
     workers = min(len(jobs) - 1, (os.cpu_count() or 1) - 1)
     if workers < 1 or not _can_fork():
         return [_black(source, name) for source, name in jobs]
+    import multiprocessing  # here, not at the top: ~30 ms of imports only a fork needs
+    from concurrent.futures import ProcessPoolExecutor
+
     import black  # noqa: F401  (imported once here, inherited by the forked workers)
 
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
