@@ -315,13 +315,11 @@ def _sections(parts: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _fill(mean: list[float]) -> tuple[dict[str, Any], list[str]]:
-    """(fill_value kwarg, the difference) for mindcv's img_mean = min(255, round(x)) per channel: an
-    int when the channels agree, else the list (the script writes it as the tuple MindSpore takes)."""
+def _fill(mean: list[float]) -> dict[str, Any]:
+    """The fill_value kwarg for mindcv's img_mean = min(255, round(x)) per channel: an int when the
+    channels agree, else the list (the script writes it as the tuple MindSpore takes)."""
     img_mean = [min(255, round(v)) for v in mean]
-    if len(set(img_mean)) == 1:
-        return {"fill_value": img_mean[0]}, []
-    return {"fill_value": img_mean}, []
+    return {"fill_value": img_mean[0] if len(set(img_mean)) == 1 else img_mean}
 
 
 def _auto_augment(
@@ -330,9 +328,9 @@ def _auto_augment(
     """transforms_imagenet_train's dispatch on the string's start (mindcv/data/auto_augment.py)."""
     policy, *parts = text.split("-")
     sections = _sections(parts)
-    fill, fill_note = _fill(mean)
+    fill = _fill(mean)
     if text.startswith("randaug"):
-        _rand_augment(c, image, policy, sections, inter, fill, fill_note)
+        _rand_augment(c, image, policy, sections, inter, fill)
     elif text.startswith(("autoaug", "3a")):
         unknown = [k for k, _ in sections if k != "mstd"]
         if policy not in ("autoaug", "autoaugr", "3a") or unknown:
@@ -350,16 +348,11 @@ def _auto_augment(
             )
             c.approximated(
                 "auto_augment",
-                "; ".join(
-                    [
-                        "AutoAugment(policy=IMAGENET) is MindSpore's (torchvision's) version of the same "
-                        "ImageNet policy: it takes each magnitude as one of 10 bins of the op's range (9 is "
-                        "the maximum), mindcv as magnitude/10 of it with its own ranges (PosterizeOriginal) "
-                        "and a normal noise of std 0.5 on each magnitude (auto_augment_transform sets "
-                        "magnitude_std 0.5 before it reads mstd, so mstd changes nothing)",
-                        *fill_note,
-                    ]
-                ),
+                "AutoAugment(policy=IMAGENET) is MindSpore's (torchvision's) version of the same "
+                "ImageNet policy: it takes each magnitude as one of 10 bins of the op's range (9 is "
+                "the maximum), mindcv as magnitude/10 of it with its own ranges (PosterizeOriginal) "
+                "and a normal noise of std 0.5 on each magnitude (auto_augment_transform sets "
+                "magnitude_std 0.5 before it reads mstd, so mstd changes nothing)",
             )
     elif text.startswith("trivialaugwide"):
         unknown = [k for k, _ in sections if k != "m"]
@@ -371,15 +364,10 @@ def _auto_augment(
         )
         c.approximated(
             "auto_augment",
-            "; ".join(
-                [
-                    "TrivialAugmentWide is MindSpore's (torchvision's): one op of its list at one of 31 "
-                    "magnitude bins; mindcv's applies one of its 14 RandAugment ops (with Invert, without "
-                    "Identity) at a magnitude drawn uniformly from [0, m] (m 31 by default) over its own "
-                    "wide ranges",
-                    *fill_note,
-                ]
-            ),
+            "TrivialAugmentWide is MindSpore's (torchvision's): one op of its list at one of 31 "
+            "magnitude bins; mindcv's applies one of its 14 RandAugment ops (with Invert, without "
+            "Identity) at a magnitude drawn uniformly from [0, m] (m 31 by default) over its own "
+            "wide ranges",
         )
     elif text.startswith("augmix"):
         c.unconverted(
@@ -397,7 +385,6 @@ def _rand_augment(
     sections: list[tuple[str, str]],
     inter: str,
     fill: dict[str, Any],
-    fill_note: list[str],
 ) -> None:
     """rand_augment_transform: m (magnitude, default 10), n (ops per image, default 2), mstd, mmax, inc, w."""
     known = ("m", "n", "mstd", "mmax", "inc", "w")
@@ -446,7 +433,7 @@ def _rand_augment(
             f"mindcv clips magnitudes at {mmax if mmax is not None else 10} (mmax), scaling by /10; "
             f"MindSpore's magnitude must be below num_magnitude_bins: clipped to {bounded}"
         )
-    c.approximated("auto_augment", "; ".join(notes + fill_note))
+    c.approximated("auto_augment", "; ".join(notes))
 
 
 # ---- mixup / cutmix ----------------------------------------------------------------------------------------
