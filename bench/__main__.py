@@ -566,11 +566,13 @@ def _timed(cmd: list[str], env: dict, *, check: bool = True) -> float:
     return time.perf_counter() - start
 
 
-def bench_generation(work: Path, repeats: int) -> list[dict]:
-    rows = []
-    # Cold means mscodegen's own cache is empty. Python's bytecode cache is not: an installed
-    # package has its .pyc files, so they are written once here even where PYTHONDONTWRITEBYTECODE
-    # is set (as on the CI machine), instead of every timed run compiling mscodegen's sources.
+def _generation_env(work: Path) -> dict[str, str]:
+    """The environment every generation timing runs in, mscodegen's bytecode compiled.
+
+    Cold means mscodegen's own cache is empty. Python's bytecode cache is not: an installed package
+    has its .pyc files, so they are written once here even where PYTHONDONTWRITEBYTECODE is set (as
+    on the CI machine), instead of every timed run compiling mscodegen's sources.
+    """
     drop = ("MSCODEGEN_NO_CACHE", "MSCODEGEN_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
     base = {k: v for k, v in os.environ.items() if k not in drop}
     first = sorted((ROOT / "examples").rglob("*.yaml"))[0]
@@ -578,6 +580,12 @@ def bench_generation(work: Path, repeats: int) -> list[dict]:
         [*MSCODEGEN, "new", str(first), "--out", str(work / "gen-pyc"), "--force"],
         dict(base, MSCODEGEN_NO_CACHE="1"),
     )
+    return base
+
+
+def bench_generation(work: Path, repeats: int) -> list[dict]:
+    rows = []
+    base = _generation_env(work)
     for example in sorted((ROOT / "examples").rglob("*.yaml")):
         new = [*MSCODEGEN, "new", str(example), "--out", str(work / "gen" / example.stem), "--force"]
         cold, warm = [], []
@@ -612,12 +620,11 @@ def bench_generation(work: Path, repeats: int) -> list[dict]:
 PROFILED_EXAMPLE = "examples/lenet_digits.yaml"
 
 
-def profile_generation(repeats: int) -> dict:
+def profile_generation(work: Path, repeats: int) -> dict:
     """Phase wall times of a cold `mscodegen new` (bench/genprofile.py), median of `repeats` fresh
-    processes; the Python bytecode of mscodegen is compiled once first, as an installed package's is."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    processes, in the environment of the other generation timings."""
+    env = _generation_env(work)
     cmd = [sys.executable, "-m", "bench.genprofile", PROFILED_EXAMPLE]
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True)
     runs = [
         json.loads(subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout)
         for _ in range(repeats)
@@ -735,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "generation"):
             print("generation:")
             generation = bench_generation(work, args.repeats)
-            generation_profile = profile_generation(args.repeats)
+            generation_profile = profile_generation(work, args.repeats)
         if args.only in (None, "training"):
             print("training (one process at a time):")
             training = bench_training(work, args)

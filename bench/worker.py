@@ -139,8 +139,9 @@ class Baton:
         self.pass_on(kind)
 
 
-def _floor(module, script_dir: Path, source: str, steps: int, batches: list | None, rec: Recorder) -> float:  # noqa: ANN001, PLR0913
-    """The hand-written floor: TrainOneStepCell in a bare loop; returns the final sync's seconds."""
+def _floor(module, script_dir: Path, steps: int, batches: list | None, rec: Recorder) -> float:  # noqa: ANN001
+    """The hand-written floor: TrainOneStepCell in a bare loop, on `batches` (memory input) or the
+    script's dataset; returns the final sync's seconds."""
     import mindspore as ms
     from mindspore import amp, nn
 
@@ -239,7 +240,7 @@ class OpProfile:
         self.profiler.analyse()
         steps = ended - self.started_at
         (table,) = self.directory.rglob("cpu_op_type_info_0.csv")
-        rows = list(csv.DictReader(table.open()))
+        rows = list(csv.DictReader(table.read_text().splitlines()))
         ops = {
             row["op_type"]: {
                 "ms_per_step": float(row["total_compute_time"]) / steps,
@@ -269,7 +270,7 @@ def run(script_dir: Path, kind: str, source: str, steps: int, *, profile: bool =
         rec.on_end = op_profile.on_end
     t_setup = time.perf_counter()
     if kind == "floor":
-        tail_sync = _floor(module, script_dir, source, steps, batches, rec)
+        tail_sync = _floor(module, script_dir, steps, batches, rec)
     elif kind.startswith("mindcv"):
         t_setup, tail_sync = _run_mindcv(module, script_dir, kind, source, steps, rec.begins, rec.ends)
     else:
@@ -328,7 +329,7 @@ def run_paired(script_dir: Path, steps: int, block: int) -> dict:
             baton.finished(kind)
 
     jobs = {
-        "floor": lambda: _floor(model, script_dir, "memory", steps, batches, recs["floor"]),
+        "floor": lambda: _floor(model, script_dir, steps, batches, recs["floor"]),
         "model": lambda: model.train(model_args),
         "native": lambda: native.train(native_args),
     }
