@@ -31,9 +31,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## regenerate: recompile the shipped templates and rewrite generated/ from examples/ after a template or schema change
+## regenerate: rewrite generated/ from examples/ after a template or schema change
 regenerate: $(STAMP)
-	$(BIN)/python -m mscodegen.render
 	for f in examples/*.yaml; do $(BIN)/mscodegen new $$f --force || exit 1; done
 
 clean:

@@ -18,8 +18,9 @@ DEVICES = ("CPU", "GPU", "Ascend")
 @dataclass(frozen=True, slots=True)
 class Constant:
     name: str
-    value: str  # a Python literal
-    key: str  # the YAML key it comes from
+    value: str  # a Python literal (or expression)
+    key: str  # the YAML key it comes from ("" for none)
+    why: str = ""  # a comment line above it
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +52,14 @@ def build_checkpoint(cfg: Config) -> Checkpoint | None:
     if ckpt is None:
         return None
     if not ckpt.every_steps:
-        return Checkpoint(
-            "epochs",
-            "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch",
-            "callbacks.checkpoint.every_epochs, in batches",
-        )
+        return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
     if cfg.grad.accumulation_steps > 1:
         return Checkpoint(
             "steps",
             "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
-            "callbacks.checkpoint.every_steps counts optimizer steps of ACCUMULATION_STEPS batches",
+            "CHECKPOINT_EVERY_STEPS counts optimizer steps, of ACCUMULATION_STEPS batches each",
         )
-    return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "callbacks.checkpoint.every_steps")
+    return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
@@ -82,15 +79,36 @@ def build_keep_best(cfg: Config) -> KeepBest | None:
     return KeepBest(maximize=mode == "max")
 
 
-def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]:
-    """Module constants in groups, each with the YAML key it comes from."""
-    run = [
-        Constant("DEVICE", literal(cfg.runtime.device_target), "runtime.device_target"),
+def build_constants(
+    cfg: Config,
+    step: Step,
+    *,
+    data_dir: str | None,
+    data_keys: str,
+    config_sha256: str | None,
+    resumable: bool,
+) -> tuple[tuple[Constant, ...], ...]:
+    """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
+    run = []
+    if resumable:
+        run.append(
+            Constant(
+                "CONFIG_SHA256",
+                literal(config_sha256 or ""),
+                "",
+                "checkpoints carry it: --resume takes only this config's",
+            )
+        )
+    if data_dir is not None:
+        run.append(Constant("DATA_DIR", data_dir, data_keys))
+    run += [
         Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
         Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
-        Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"),
-        Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"),
     ]
+    if cfg.callbacks.loss_monitor:
+        run.append(Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"))
+    if cfg.callbacks.checkpoint is not None:
+        run.append(Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"))
     if cfg.runtime.max_device_memory:
         run.append(
             Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
@@ -98,42 +116,11 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
     opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
-    schedule = cfg.lr_schedule
-    if isinstance(schedule, PiecewiseLR):
-        opt += [
-            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
-            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
-        ]
-    if isinstance(schedule, WarmupCosineLR):
-        opt += [
-            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
-        ]
-    if isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs:
-        opt += [
-            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
-        ]
-    if isinstance(schedule, ExponentialLR):
-        opt.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
-    if isinstance(schedule, OneCycleLR):
-        opt += [
-            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
-            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
-            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
-        ]
-    if isinstance(schedule, PolynomialLR):
-        opt += [
-            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
-            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
-        ]
-    min_lr = getattr(schedule, "min_lr", None)
-    if min_lr is not None:
-        opt.append(Constant("MIN_LR", literal(min_lr), "lr_schedule.min_lr"))
+    opt += _schedule_constants(cfg)
     groups = [run, opt]
     if cfg.data.eval is not None:
         every = cfg.eval.every_epochs if cfg.eval else 1
-        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")]
+        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")] if every != 1 else []
         early = cfg.callbacks.early_stopping
         if early is not None:
             group += [
@@ -187,8 +174,14 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
         precision.append(
             Constant("ACCUMULATION_STEPS", literal(step.accumulation_steps), "grad.accumulation_steps")
         )
-    if precision:
-        groups.append(precision)
+    groups.append(precision)
+    if cfg.ema is not None:
+        groups.append(
+            [
+                Constant("EMA_DECAY", literal(cfg.ema.decay), "ema.decay"),
+                Constant("EMA_WARMUP_STEPS", literal(cfg.ema.warmup_steps), "ema.warmup_steps"),
+            ]
+        )
     if cfg.parallel.mode == "data_parallel":
         groups.append(
             [
@@ -196,7 +189,41 @@ def build_constants(cfg: Config, step: Step) -> tuple[tuple[Constant, ...], ...]
                 Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
             ]
         )
-    return tuple(tuple(group) for group in groups)
+    return tuple(tuple(group) for group in groups if group)
+
+
+def _schedule_constants(cfg: Config) -> list[Constant]:
+    schedule = cfg.lr_schedule
+    out = []
+    if isinstance(schedule, PiecewiseLR):
+        out += [
+            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
+            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
+        ]
+    if isinstance(schedule, WarmupCosineLR) or (
+        isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs
+    ):
+        out += [
+            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR):
+        out.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+    if isinstance(schedule, OneCycleLR):
+        out += [
+            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
+            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
+            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
+        ]
+    if isinstance(schedule, PolynomialLR):
+        out += [
+            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
+            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
+        ]
+    min_lr = getattr(schedule, "min_lr", None)
+    if min_lr is not None:
+        out.append(Constant("MIN_LR", literal(min_lr), "lr_schedule.min_lr"))
+    return out
 
 
 def build_device_notes(cfg: Config, *, model_variant: bool) -> tuple[DeviceNote, ...]:

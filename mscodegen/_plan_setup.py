@@ -6,26 +6,12 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from . import _pipeline
 from ._literals import call, literal
 from .schema import Config, image_shape_of, soft_label_classes
-from .schema.data import (
-    Cifar10Data,
-    ImageFolderData,
-    ImportedData,
-    MnistData,
-    ShuffleBuffer,
-    _Loader,
-    eval_pipelines_derived,
-    fixed_transforms,
-    pipelines_of,
-)
-from .schema.data import Dataset as DatasetSpec
 from .schema.layers import layers_of
 from .schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from .schema.optim import CosineLR, ExponentialLR, ImportedLoss, OneCycleLR, PiecewiseLR, PolynomialLR
@@ -51,7 +37,6 @@ METRIC_CLASSES = {
     "mae": "nn.MAE()",
     "mse": "nn.MSE()",
 }
-UINT8_SOURCES = ("mnist", "cifar10", "image_folder")
 
 
 class Relative:
@@ -115,44 +100,6 @@ class Network:
 
 
 @dataclass(frozen=True, slots=True)
-class Dataset:
-    key: str  # data.train / data.eval
-    function: str  # build_train_dataset
-    call: str  # how train() calls it
-    kind: str
-    summary: str
-    shuffle: bool
-    sharded: bool  # data.train under data parallel: the function takes num_shards, shard_id
-    arrays_call: str | None  # digits/synthetic: the numpy (images, labels) behind NumpySlicesDataset
-    path: str | None  # file sources: relative to the script (or absolute)
-    source_call: str  # the expression that makes the unbatched dataset
-    factory: ImportedName | None  # data.*.factory
-    shard_after: bool  # an imported factory's source dataset gets a DistributedSampler
-    shuffle_after: bool  # ... and shuffled with .shuffle()
-    image_ops: tuple[str, ...]
-    num_workers: int
-    label_cast: bool  # MNIST/CIFAR labels are uint32: cast to int32 for the loss
-    batch_expr: str
-    drop_remainder: bool
-    column_ops: tuple[ColumnOps, ...] = ()  # data.*.transforms in the per-column pipeline form
-    shuffle_buffer: int | None = None  # data.*.shuffle.buffer_size: dataset.shuffle() after the maps
-    modules: tuple[str, ...] = ()  # what the pipelines' calls use: vision, transforms, text, ms, mindcv
-    one_hot: tuple[str, ...] = ()  # label ops before batch() when labels are soft (batch_transforms)
-    one_hot_comment: str = ""
-    batch_ops: tuple[str, ...] = ()  # data.train.batch_transforms: maps on [image, label] after batch()
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnOps:
-    """One column's pipeline: `dataset.map([ops], input_columns=column)`."""
-
-    column: str
-    variable: str  # image_ops, label_ops
-    ops: tuple[str, ...]  # Python calls, rendered from the config's entries by _pipeline.render
-    comment: str  # where they come from
-
-
-@dataclass(frozen=True, slots=True)
 class Loss:
     name: str
     expr: str
@@ -167,6 +114,24 @@ class LRSchedule:
     warmup: bool = False  # lr_schedule.warmup_epochs > 0 (exponential, polynomial, piecewise, cosine)
     epoch_stair: bool = False  # lr_schedule.epoch_stair
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
+
+    @property
+    def description(self) -> str:
+        """What the schedule does, for build_lr()'s docstring."""
+        what = {
+            "piecewise": "LR, multiplied by GAMMA at each of MILESTONES (epochs)",
+            "cosine": "LR down to MIN_LR along a half cosine",
+            "warmup_cosine": "LR down to MIN_LR along a half cosine",
+            "exponential": "LR times GAMMA per epoch",
+            "polynomial": "LR down to END_LR along a polynomial of degree POWER",
+            "one_cycle": "one cycle up to LR and down again",
+        }.get(self.kind, "LR")
+        warm = (
+            "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then "
+            if self.warmup or self.kind == "warmup_cosine"
+            else ""
+        )
+        return warm + what
 
     @property
     def is_list(self) -> bool:
@@ -188,6 +153,24 @@ class Optimizer:
     module: str | None = None  # where class_name is imported from; None: mindspore.nn
 
     @property
+    def group_lr(self) -> bool:
+        """Parameter groups with their own LR: optimizer.get_lr() returns one per group."""
+        return bool(self.groups)
+
+    @property
+    def applied_lr(self) -> str:
+        """The harness's reading of the LR the next update applies (a list, one per parameter, with
+        groups). An imported optimizer (mindcv's Lion) advances its step in its own get_lr, so the
+        base class's side-effect-free one is called."""
+        get = "nn.Optimizer.get_lr(optimizer)" if self.module else "optimizer.get_lr()"
+        return f"[float(lr.asnumpy()) for lr in {get}]" if self.group_lr else f"float({get}.asnumpy())"
+
+    @property
+    def decays_expr_p(self) -> str:
+        """decays_expr on a parameter `p` instead of a name."""
+        return self.decays_expr.replace("name", "p.name")
+
+    @property
     def constructor(self) -> str:
         """The expression the script calls: nn.Momentum, or the imported class itself (Lion)."""
         return self.class_name if self.module else f"nn.{self.class_name}"
@@ -203,6 +186,7 @@ class OptimizerGroup:
     lr_scale: str | None  # a float literal multiplying the schedule, None: the schedule itself
     weight_decay: str  # a float literal or WEIGHT_DECAY
     comment: str
+    lr_expr: str = "learning_rate"  # the group's LR in the script: the schedule, scaled
 
 
 # optimizer.decay_filter -> the condition (on a parameter's `name`) under which it is decayed.
@@ -241,12 +225,8 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         outs = [*(str(w) for w in net.hidden), "num_classes"]
         if net.name == "lenet5":
             side_h, side_w = ((height - 4) // 2 - 4) // 2, ((width - 4) // 2 - 4) // 2
-            first = DenseLayer(
-                "fc1",
-                str(16 * side_h * side_w),
-                outs[0],
-                f"16 channels x {side_h} x {side_w} after conv2 + pool",
-            )
+            # 16 channels of side_h x side_w after the second convolution and pooling
+            first = DenseLayer("fc1", f"16 * {side_h} * {side_w}", outs[0])
             build = call("LeNet5", num_classes=net.num_classes, in_channels=channels)
         else:
             first = DenseLayer("fc1", "in_features", outs[0])
@@ -256,7 +236,7 @@ def build_network(cfg: Config, rel: Relative) -> Network:
             net.name,
             build,
             summary,
-            f"the builtin {net.name}",
+            "LeNet-5" if net.name == "lenet5" else "an MLP",
             (first, *rest),
             dense_init=_initializer(net.dense_init),
             conv_init=_initializer(net.conv_init),
@@ -282,188 +262,6 @@ def _initializer(init: Initializer | None) -> str | None:
     if init is None:
         return None
     return call(f"initializer.{init.name}", **init.arguments())
-
-
-def build_datasets(cfg: Config, rel: Relative) -> tuple[Dataset, ...]:
-    """data.train (sharded under data parallel) and data.eval."""
-    sharded = cfg.parallel.mode == "data_parallel"
-    plans = [_with_pipelines(cfg, "train", _dataset(cfg.data.train, "train", rel, sharded=sharded))]
-    if cfg.data.eval is not None:
-        plans.append(_with_pipelines(cfg, "eval", _dataset(cfg.data.eval, "eval", rel, sharded=False)))
-    return tuple(plans)
-
-
-def _with_pipelines(cfg: Config, split: str, plan: Dataset) -> Dataset:
-    """Add the per-column pipelines and the buffered shuffle to a dataset plan."""
-    spec = cfg.data.train if split == "train" else cfg.data.eval
-    pipelines = pipelines_of(cfg.data, split)
-    buffer = (
-        spec.shuffle.buffer_size
-        if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
-        else None
-    )
-    classes = soft_label_classes(cfg)
-    if pipelines is None and buffer is None and classes is None:
-        return plan
-    columns: list[ColumnOps] = []
-    used: set[str] = set()
-    derived = split == "eval" and eval_pipelines_derived(cfg.data)
-    for column, entries in (pipelines or {}).items():
-        if not entries:
-            continue
-        comment = f"data.{split}.transforms.{column}"
-        if derived:
-            comment = f"data.train.transforms.{column} without its random ops"
-        columns.append(
-            ColumnOps(column, f"{column}_ops", tuple(_pipeline.render(e) for e in entries), comment)
-        )
-        used |= _pipeline.modules(entries)
-    changes: dict[str, object] = {"column_ops": tuple(columns), "modules": tuple(sorted(used))}
-    if pipelines is not None:
-        changes["image_ops"] = ()  # the pipeline form adds nothing implicitly
-        if plan.label_cast and _casts_to_int32(pipelines.get("label") or []):
-            changes["label_cast"] = False  # the label pipeline already ends with the int32 cast
-    if classes is not None:
-        one_hot, batch_ops = _soft_labels(cfg, split, classes)
-        changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
-        used |= {"transforms", "ms"} if one_hot else set()
-        if split == "train":
-            used |= _pipeline.batch_modules(cfg.data.train.batch_transforms)
-        changes["modules"] = tuple(sorted(used))
-    if buffer is not None:
-        changes.update(shuffle_buffer=buffer, shuffle_after=False)
-        in_source = (
-            isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer) and spec.shuffle.in_source
-        )
-        also = " (and in the source first)" if in_source else ""
-        changes["summary"] = plan.summary.replace(
-            "shuffled", f"shuffled through a buffer of {buffer} after the transforms{also}"
-        )
-    return replace(plan, **changes)  # type: ignore[arg-type]
-
-
-def _casts_to_int32(entries: Sequence[_pipeline.Entry]) -> bool:
-    """The pipeline's last op is TypeCast to int32 (as MindSpore's quick start writes the label cast)."""
-    if not entries:
-        return False
-    name, params = _pipeline.split_entry(entries[-1])
-    return name == "TypeCast" and params.get("data_type") == "int32"
-
-
-def data_helpers(cfg: Config) -> tuple[str, ...]:
-    """The numpy loaders the scripts define once: load_digits_split, make_synthetic."""
-    kinds = {spec.kind for spec in (cfg.data.train, cfg.data.eval) if spec is not None}
-    return tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
-
-
-_ONE_HOT_COMMENTS = {
-    "train": "MixUpBatch/CutMixBatch take one-hot labels (data.train.batch_transforms)",
-    "eval": "data.train.batch_transforms trains on soft labels: the loss takes one-hot labels here too",
-}
-
-
-def _soft_labels(cfg: Config, split: str, classes: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(label ops before batch, batch ops after it) when data.train.batch_transforms mixes batches."""
-    entries = cfg.data.train.batch_transforms
-    if split == "eval":
-        return (call("transforms.OneHot", num_classes=classes), "transforms.TypeCast(ms.float32)"), ()
-    needs = any(n in _pipeline.NEEDS_ONE_HOT for n in _pipeline.names(entries))
-    one_hot = (call("transforms.OneHot", num_classes=classes),) if needs else ()
-    return one_hot, tuple(_pipeline.render_batch(e) for e in entries)
-
-
-def _dataset(spec: DatasetSpec, split: str, rel: Relative, *, sharded: bool) -> Dataset:
-    shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
-    # a buffered shuffle happens after the maps (_with_pipelines), not in the source
-    source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
-    function = f"build_{split}_dataset"
-    args: dict[str, object] = {}
-    if spec.kind != "import":
-        args = {"shuffle": source_shuffle, "num_parallel_workers": spec.num_workers}
-    num_samples = getattr(spec, "num_samples", None)
-    if num_samples and spec.kind in UINT8_SOURCES:
-        args["num_samples"] = num_samples
-    source_args = ", ".join(f"{k}={literal(v)}" for k, v in args.items())
-    if sharded and spec.kind != "import":
-        source_args += ", num_shards=num_shards, shard_id=shard_id"
-    arrays_call = path = None
-    factory = None
-    if spec.kind == "digits":
-        arrays_call = f"load_digits_split({literal(spec.split)}, {literal(spec.test_fraction)})"
-    elif spec.kind == "synthetic":
-        arrays_call = call(
-            "make_synthetic",
-            literal(spec.num_samples),
-            literal(tuple(spec.image_shape)),
-            literal(spec.num_classes),
-            literal(spec.seed),
-        )
-    if arrays_call is not None:
-        source = f'ds.NumpySlicesDataset({{"image": images, "label": labels}}, {source_args})'
-    elif isinstance(spec, ImportedData):
-        factory = rel.imported(spec.factory, f"data.{split}.factory")
-        source = call(factory.attr, **spec.kwargs)
-    elif isinstance(spec, MnistData | Cifar10Data):
-        path = rel.path(spec.path)
-        loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
-        source = f"{loader}(str(path), usage={literal(spec.usage)}, {source_args})"
-    else:
-        assert isinstance(spec, ImageFolderData)
-        path = rel.path(spec.path)
-        source = f"ds.ImageFolderDataset(str(path), decode=True, {source_args})"
-    order = "shuffled" if shuffle else "in order"
-    drop = ", last partial batch dropped" if spec.drop_remainder else ""
-    if sharded:
-        order = "one global shuffle order (runtime.seed)" if shuffle else "in order"
-        summary = (
-            f"shard shard_id of num_shards (one per worker), global batch {spec.batch_size} split evenly "
-            f"over the workers, {order}{drop}"
-        )
-        batch = f"{literal(spec.batch_size)} // num_shards"
-        call_expr = f"{function}(num_shards=group_size, shard_id=rank)"
-    else:
-        summary = f"batches of {spec.batch_size}, {order}{drop}"
-        batch = literal(spec.batch_size)
-        call_expr = f"{function}()"
-    return Dataset(
-        key=f"data.{split}",
-        function=function,
-        call=call_expr,
-        kind=spec.kind,
-        summary=summary,
-        shuffle=shuffle,
-        sharded=sharded,
-        arrays_call=arrays_call,
-        path=path,
-        source_call=source,
-        factory=factory,
-        shard_after=sharded and factory is not None,
-        shuffle_after=shuffle and factory is not None,
-        image_ops=_image_ops(spec),
-        num_workers=spec.num_workers,
-        label_cast=spec.kind in ("mnist", "cifar10"),
-        batch_expr=batch,
-        drop_remainder=spec.drop_remainder,
-    )
-
-
-def _image_ops(spec: DatasetSpec) -> tuple[str, ...]:
-    transforms = fixed_transforms(spec)
-    if transforms is None:
-        return ()
-    ops = []
-    if transforms.resize:
-        ops.append(f"vision.Resize({literal(tuple(transforms.resize))})")
-    rescale = transforms.rescale
-    if rescale is None and spec.kind in UINT8_SOURCES:
-        ops.append("vision.Rescale(1.0 / 255.0, 0.0)")
-    elif rescale is not None:
-        ops.append(f"vision.Rescale({literal(rescale)}, 0.0)")
-    if transforms.normalize:
-        ops.append(call("vision.Normalize", mean=transforms.normalize.mean, std=transforms.normalize.std))
-    if transforms.hwc_to_chw:
-        ops.append("vision.HWC2CHW()")
-    return tuple(ops)
 
 
 def build_loss(cfg: Config, rel: Relative) -> Loss:
@@ -509,7 +307,8 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
         args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
     rule = opt.decay_rule
-    groups = _optimizer_groups(cfg)
+    is_list = cfg.lr_schedule.kind != "constant"
+    groups = tuple(replace(g, lr_expr=_group_lr(g.lr_scale, is_list)) for g in _optimizer_groups(cfg))
     decay_filter = rule == "no_norm_no_bias" and not groups
     if opt.weight_decay and rule == "mindspore_default" and not groups:
         args.append(("weight_decay", "WEIGHT_DECAY"))
@@ -531,6 +330,13 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
         module=module,
     )
+
+
+def _group_lr(scale: str | None, is_list: bool) -> str:
+    """A group's LR: the schedule (a list) or LR, times its scale."""
+    if scale is None:
+        return "learning_rate" if is_list else "LR"
+    return f"[lr * {scale} for lr in learning_rate]" if is_list else f"LR * {scale}"
 
 
 def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:

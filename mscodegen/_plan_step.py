@@ -48,6 +48,30 @@ class Step:
     extras: tuple[str, ...]  # what the cell adds, for its docstring
 
     @property
+    def docstring(self) -> str:
+        """TrainStep's docstring: what it does beyond TrainOneStepCell."""
+        if not self.extras:
+            return "Forward, backward and the optimizer update: what Model's TrainOneStepCell does."
+        return f"TrainOneStepCell's forward, backward and update, with {_and(self.extras)}."
+
+    @property
+    def model_reason(self) -> str:
+        """Why the model variant hands Model this cell (empty: it does not)."""
+        if not self.custom_reasons:
+            return ""
+        return f"Model has no option for {_and(self.custom_reasons)}: it gets this ready train cell."
+
+    @property
+    def state_note(self) -> str:
+        """What a checkpoint of the train cell holds besides weights and optimizer state."""
+        notes = []
+        if self.scaler == "dynamic":
+            notes.append("the loss scale")
+        if self.accumulation_steps > 1:
+            notes.append("the accumulated gradients")
+        return "".join(f", {n}" for n in notes)
+
+    @property
     def custom_cell(self) -> bool:
         """Model gets this step as a ready-made train cell."""
         return bool(self.custom_reasons)
@@ -73,6 +97,10 @@ class Parallel:
     per_rank_logs: bool
     master_port: int  # launch.sh
     cluster_time_out: int  # launch.sh
+
+
+def _and(items: tuple[str, ...] | list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def build_amp(cfg: Config) -> Amp:
@@ -118,32 +146,25 @@ def build_step(cfg: Config, rel: Relative) -> Step:
         clip_expr = "tuple(ops.clip_by_norm(grad, MAX_NORM) for grad in grads)"
     elif grad.clip is not None:
         clip_expr = "tuple(ops.clamp(grad, -CLIP_VALUE, CLIP_VALUE) for grad in grads)"
+    # What Model has no option for, one phrase each: "Model has no option for X, Y and Z".
     reasons = []
     if scaler == "dynamic":
-        reasons.append(
-            "loss_scale.kind dynamic: Model's DynamicLossScaleManager has no CPU kernel "
-            "(NPUGetFloatStatusV2); this cell uses amp.DynamicLossScaler and all_finite instead"
-        )
+        reasons.append("dynamic loss scaling on CPU (its DynamicLossScaleManager needs NPUGetFloatStatusV2)")
     elif scaler == "static":
-        reasons.append(
-            "loss_scale.drop_overflow_update: Model supports it on GPU/Ascend only; "
-            "this cell skips overflowing steps with amp.all_finite on any device"
-        )
+        reasons.append("skipping overflowing steps on CPU (drop_overflow_update works on GPU/Ascend only)")
     elif scaler == "fixed" and cfg.optimizer.weight_decay:
         reasons.append(
-            "loss_scale.kind fixed with optimizer.weight_decay: with Model's FixedLossScaleManager the "
-            "optimizer adds weight decay to the scaled gradients and divides both by the scale; "
-            "this cell unscales the gradients before the optimizer"
+            "a fixed loss scale with weight decay (FixedLossScaleManager leaves the optimizer to add the "
+            "decay to scaled gradients)"
         )
     if grad.clip:
-        reasons.append(f"grad.clip ({grad.clip.kind}): Model has no clipping option")
+        reasons.append("gradient clipping")
     if grad.accumulation_steps > 1:
-        reasons.append(
-            "grad.accumulation_steps: Model has no accumulation option for data parallel "
-            "or stand-alone training on CPU"
-        )
+        reasons.append("gradient accumulation (on CPU, or under data parallel)")
     if grad.process:
-        reasons.append("grad.process: Model has no hook between backward and the optimizer")
+        reasons.append("a hook between backward and the optimizer")
+    if cfg.ema is not None:
+        reasons.append("an EMA of the weights updated after each step")
     extras = []
     if scaler:
         extras.append(f"loss scaling ({ls.kind})")
@@ -153,6 +174,8 @@ def build_step(cfg: Config, rel: Relative) -> Step:
         extras.append("gradient processing")
     if grad.accumulation_steps > 1:
         extras.append(f"accumulation over {grad.accumulation_steps} batches")
+    if cfg.ema is not None:
+        extras.append("the EMA update")
     return Step(
         scaler=scaler,
         fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update and not fixed_in_cell,

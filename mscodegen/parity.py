@@ -29,7 +29,7 @@ from .msrun import child_env, launch_command, rank_logs, run_launched
 from .plan import SCRIPT_NAMES
 from .schema.rules import cross_section_problems
 
-COMPARED = ("loss", "lr", "loss_scale", "overflow", "group_lr")
+COMPARED = ("loss", "lr", "loss_scale", "overflow")
 SAVE_WEIGHTS = "--save-weights"
 WEIGHTS_NAME = "weights.ckpt"
 Record = dict[str, Any]  # one JSON line of a --loss-log / --eval-log
@@ -101,17 +101,14 @@ def run_script(
     """
     workdir.mkdir(parents=True, exist_ok=True)
     loss_log, eval_log, output_dir = workdir / "loss.jsonl", workdir / "eval.jsonl", workdir / "output"
-    cmd = [
-        python,
-        str(script),
-        "--loss-log",
-        str(loss_log),
-        "--eval-log",
-        str(eval_log),
-        "--output-dir",
-        str(output_dir),
-        *extra_args,
-    ]
+    # a script has --eval-log with data.eval and --output-dir with checkpoints only
+    text = script.read_text(encoding="utf-8", errors="replace")
+    cmd = [python, str(script), "--loss-log", str(loss_log)]
+    if '"--eval-log"' in text:
+        cmd += ["--eval-log", str(eval_log)]
+    if '"--output-dir"' in text and "--output-dir" not in extra_args:
+        cmd += ["--output-dir", str(output_dir)]
+    cmd += extra_args
     if max_steps is not None:
         cmd += ["--max-steps", str(max_steps)]
     if epochs is not None:

@@ -15,6 +15,7 @@ from typing import Literal
 from . import __version__
 from ._literals import call, literal
 from ._plan_adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
+from ._plan_data import DatasetFn, DatasetUse, build_data, data_dir_expr
 from ._plan_run import (
     Checkpoint,
     Constant,
@@ -28,7 +29,7 @@ from ._plan_run import (
     build_keep_best,
 )
 from ._plan_setup import (
-    Dataset,
+    ImportedName,
     Loss,
     LRSchedule,
     Metric,
@@ -36,14 +37,12 @@ from ._plan_setup import (
     Optimizer,
     Relative,
     Runtime,
-    build_datasets,
     build_loss,
     build_lr,
     build_metrics,
     build_network,
     build_optimizer,
     build_runtime,
-    data_helpers,
 )
 from ._plan_step import Amp, Parallel, Step, build_amp, build_parallel, build_step
 from .imports import Imports
@@ -123,7 +122,10 @@ class Shared:
     runtime: Runtime
     network: Network
     data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders defined once
-    datasets: tuple[Dataset, ...]  # train first, then eval if any
+    sys_paths: tuple[tuple[str, tuple[str, ...]], ...]  # (folder from the script, modules imported from it)
+    data_dir: str | None  # DATA_DIR: the folder the file sources read, from the script's folder (or absolute)
+    dataset_functions: tuple[DatasetFn, ...]  # one shared by train and eval, or one each
+    datasets: tuple[DatasetUse, ...]  # how train() makes them: train first, then eval if any
     loss: Loss
     lr: LRSchedule
     optimizer: Optimizer
@@ -132,11 +134,13 @@ class Shared:
     step: Step
     parallel: Parallel | None
     checkpoint: Checkpoint | None
+    resumable: bool  # callbacks.checkpoint.resumable: --resume, the step and config sha256 in checkpoints
     early_stopping: EarlyStopping | None
     loss_monitor: bool  # callbacks.loss_monitor
     time_monitor: bool  # callbacks.time_monitor
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
+    eval_every: int  # eval.every_epochs
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
@@ -144,11 +148,7 @@ class Shared:
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
 
     @property
-    def train_data(self) -> Dataset:
-        return self.datasets[0]
-
-    @property
-    def eval_data(self) -> Dataset | None:
+    def eval_data(self) -> DatasetUse | None:
         return self.datasets[1] if len(self.datasets) > 1 else None
 
 
@@ -169,9 +169,6 @@ class ModelCall:
     form: Literal["train_cell", "net_with_loss", "network"]
     reasons: tuple[str, ...]  # why not the plain form, one comment paragraph each
     kwargs: tuple[ModelKwarg, ...]
-    # --resume saves the Parameters of network, optimizer and this cell: the TrainStep, or Model's
-    # own train network when ema hangs its averages on it, else none.
-    resume_cell: str = "None"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +179,23 @@ class Plan:
     docstring: str
     imports: tuple[str, ...]
     shared: Shared
-    convert_network: bool  # amp.auto_mixed_precision in build_network()
+    convert_network: bool  # amp.auto_mixed_precision in train()
     amp_comment: str
     writes_train_step: bool  # the TrainStep cell is written out
     writes_loss_cell: bool  # the WithLossFp32 cell is written out
     net_with_loss: str | None  # the class wrapping network + loss for TrainStep / Model
-    eval_cast_fp32: bool  # WithEvalCell(add_cast_fp32=True)
-    eval_cell: str  # the class wrapping network + loss for evaluation: nn.WithEvalCell or WithEvalColumns
+    eval_net: str  # the evaluation network: nn.WithEvalCell(network, loss_fn), WithEvalColumns(...)
+    eval_loss_metric: bool  # an nn.Loss metric: evaluate() feeds it the loss
     model: ModelCall | None  # model variant only
+    callbacks: tuple[str, ...]  # model variant: the callbacks list train() passes to Model
     sets_parallel_context: bool  # data parallel through Model: ms.set_auto_parallel_context
     device_notes: tuple[DeviceNote, ...]
+    needs_steps_per_epoch: bool  # train() reads train_dataset.get_dataset_size()
+
+    @property
+    def eval_every(self) -> bool:
+        """eval.every_epochs above 1: evaluations only in eval_epochs."""
+        return self.shared.eval_data is not None and self.shared.eval_every != 1
 
 
 def build_shared(
@@ -206,28 +210,64 @@ def build_shared(
     """Resolve what both variants print, in dependency order."""
     rel = Relative(config_dir, out_dir)
     step = build_step(cfg, rel)
+    data = build_data(cfg, rel)
+    checkpoint = build_checkpoint(cfg)
+    resumable = (
+        checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
+    )
+    pretrained = build_pretrained(cfg, rel)
+    network, loss, metrics = build_network(cfg, rel), build_loss(cfg, rel), build_metrics(cfg, rel)
+    freeze = build_freeze(cfg)
+    constants = build_constants(
+        cfg,
+        step,
+        data_dir=data_dir_expr(data.data_dir) if data.data_dir is not None else None,
+        data_keys=data.data_dir_keys,
+        config_sha256=config_sha256,
+        resumable=resumable,
+    )
+    finetune = []
+    if pretrained is not None:
+        finetune += [
+            Constant(
+                "PRETRAINED", f"Path(__file__).parent / {literal(pretrained.path)}", "network.checkpoint.path"
+            ),
+            Constant("PRETRAINED_SKIP", literal(list(pretrained.skip)), "network.checkpoint.skip"),
+        ]
+    if freeze is not None:
+        finetune.append(Constant("FREEZE", literal(list(freeze.patterns)), "network.freeze.patterns"))
+    if finetune:
+        constants = (*constants, tuple(finetune))
     return Shared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
-        constants=build_constants(cfg, step),
+        constants=constants,
         runtime=build_runtime(cfg),
-        network=build_network(cfg, rel),
-        data_helpers=data_helpers(cfg),
-        datasets=build_datasets(cfg, rel),
-        loss=build_loss(cfg, rel),
+        network=network,
+        data_helpers=data.helpers,
+        sys_paths=_sys_paths(
+            [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
+            + [m.factory for m in metrics]
+        ),
+        data_dir=data.data_dir,
+        dataset_functions=data.functions,
+        datasets=data.uses,
+        loss=loss,
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
-        metrics=build_metrics(cfg, rel),
+        metrics=metrics,
         amp=build_amp(cfg),
         step=step,
         parallel=build_parallel(cfg),
-        checkpoint=build_checkpoint(cfg),
+        checkpoint=checkpoint,
+        resumable=resumable,
         early_stopping=build_early_stopping(cfg),
         loss_monitor=cfg.callbacks.loss_monitor,
         time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
-        pretrained=build_pretrained(cfg, rel),
-        freeze=build_freeze(cfg),
+        eval_every=cfg.eval.every_epochs if cfg.eval else 1,
+        pretrained=pretrained,
+        freeze=freeze,
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
@@ -272,11 +312,23 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     writes_loss_cell = net_with_loss == "WithLossFp32"
     what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
     amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
+    if shared.columns.own_cells:
+        eval_net = "WithEvalColumns(network, loss_fn)"
+    else:
+        cast = ", add_cast_fp32=True" if amp.cast_loss_fp32 else ""
+        eval_net = f"nn.WithEvalCell(network, loss_fn{cast})"
+    needs_steps = (
+        shared.lr.is_list
+        or shared.resumable
+        or (shared.checkpoint is not None and shared.checkpoint.unit == "epochs")
+        or (variant == "native" and shared.checkpoint is not None)
+    )
     return Plan(
         variant=variant,
-        docstring=f"{shared.header.name}: train {shared.network.short} with {what} ({variant} variant).",
+        docstring=f"{shared.header.name}: {shared.network.short} trained with {what}.",
         imports=_imports(
             shared,
+            variant=variant,
             convert=convert,
             writes_step=writes_step,
             writes_loss_cell=writes_loss_cell,
@@ -288,18 +340,48 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         writes_train_step=writes_step,
         writes_loss_cell=writes_loss_cell,
         net_with_loss=net_with_loss,
-        eval_cast_fp32=amp.cast_loss_fp32,
-        eval_cell="WithEvalColumns" if shared.columns.own_cells else "nn.WithEvalCell",
+        eval_net=eval_net,
+        eval_loss_metric=any(m.expr == "nn.Loss()" for m in shared.metrics),
         model=model,
+        callbacks=_callbacks(shared) if variant == "model" else (),
         sets_parallel_context=model is not None and shared.parallel is not None,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
+        needs_steps_per_epoch=needs_steps,
     )
+
+
+def _sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folders the config's own modules live in (beside it), each put on sys.path once."""
+    found: dict[str, list[str]] = {}
+    for name in names:
+        if (
+            name is not None
+            and name.sys_path is not None
+            and name.module not in found.setdefault(name.sys_path, [])
+        ):
+            found[name.sys_path].append(name.module)
+    return tuple((path, tuple(modules)) for path, modules in found.items())
+
+
+def _callbacks(s: Shared) -> tuple[str, ...]:
+    """The model variant's callbacks, in the order Model calls them (checkpoints are added after)."""
+    out = []
+    if s.loss_monitor:
+        out.append("LossMonitor(LOG_EVERY_STEPS)")
+    if s.time_monitor:
+        out.append("TimeMonitor()")
+    if s.ema is not None:
+        out.append("EvaluateOnAverages(ema)")
+    if s.early_stopping is not None:
+        out.append("EarlyStop()")
+    out.append("RunLog(args, optimizer, start_step)" if s.resumable else "RunLog(args, optimizer)")
+    return tuple(out)
 
 
 def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
     amp, step = shared.amp, shared.step
     if step.custom_cell:
-        return ModelCall("train_cell", step.custom_reasons, (), "train_step")
+        return ModelCall("train_cell", step.custom_reasons, ())
     kwargs: list[ModelKwarg] = []
     if amp.enabled and not convert:
         kwargs.append(ModelKwarg("amp_level", literal(amp.level), "amp.level"))
@@ -323,7 +405,6 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
                 "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
             )
         )
-    resume_cell = "model.train_network" if shared.ema is not None else "None"
     if shared.columns.own_cells:
         c = shared.columns
         takes = f"the network takes {_count(len(c.inputs), 'column')} and the loss {_count(len(c.labels), 'label')}"
@@ -331,14 +412,14 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
             f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
             "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
         )
-        return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
+        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
     if convert and amp.cast_loss_fp32:
         reason = (
             "amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the network is "
-            "converted in build_network() and Model gets network + float32 loss as one cell"
+            "converted in train() and Model gets network + float32 loss as one cell"
         )
-        return ModelCall("net_with_loss", (reason,), tuple(kwargs), resume_cell)
-    return ModelCall("network", (), tuple(kwargs), resume_cell)
+        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
+    return ModelCall("network", (), tuple(kwargs))
 
 
 def _count(n: int, noun: str) -> str:
@@ -346,41 +427,58 @@ def _count(n: int, noun: str) -> str:
 
 
 def _imports(
-    s: Shared, *, convert: bool, writes_step: bool, writes_loss_cell: bool, model: ModelCall | None
+    s: Shared,
+    *,
+    variant: Variant,
+    convert: bool,
+    writes_step: bool,
+    writes_loss_cell: bool,
+    model: ModelCall | None,
 ) -> tuple[str, ...]:
     """The import block, derived from the resolved plan (never collected while building it)."""
     imports = Imports()
-    for module in ("argparse", "json", "sys"):
+    for module in ("argparse", "json"):
         imports.module(module)
     imports.names("pathlib", "Path")
     imports.module("mindspore", "ms")
     imports.names("mindspore", "nn")
-    if any(d.factory is None or d.shard_after for d in s.datasets):
+    functions = s.dataset_functions
+    if any(not f.factory or f.shard_after for f in functions) or s.resumable:
         imports.names("mindspore", "dataset as ds")
-    imports.module("os")  # os.replace: atomic resume checkpoints
+    factories = [s.network.factory, s.loss.factory, s.step.process, *(f.factory for f in functions)]
+    factories += [m.factory for m in s.metrics]
+    if (
+        any(f is not None and f.sys_path for f in factories)
+        or s.parallel is not None
+        or s.resumable
+        or s.pretrained is not None
+        or s.freeze is not None
+        or any(use.check_empty for use in s.datasets)
+    ):
+        imports.module("sys")
     if s.parallel is not None:
+        imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if s.lr.kind in ("cosine", "warmup_cosine") or (s.lr.kind == "one_cycle" and s.lr.anneal == "cos"):
         imports.module("math")
-    if s.optimizer.groups:
+    if s.optimizer.groups or s.pretrained is not None or s.freeze is not None:
         imports.module("fnmatch")
-    if s.time_monitor:
+    if s.time_monitor and variant == "native":
         imports.module("time")
-    if s.metrics or s.data_helpers:
+    if s.data_helpers:
         imports.module("numpy", "np")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
-    if any(d.image_ops or "vision" in d.modules for d in s.datasets):
+    modules = {m for f in functions for m in f.modules}
+    if modules & {"vision"}:
         imports.names("mindspore.dataset", "vision")
-    if any(d.label_cast or "transforms" in d.modules for d in s.datasets):
+    if any(f.label_cast for f in functions) or "transforms" in modules:
         imports.names("mindspore.dataset", "transforms")
-    if s.pretrained is not None or s.freeze is not None:
-        imports.module("fnmatch")
     if s.network.dense_init or s.network.conv_init:
         imports.names("mindspore.common", "initializer")
-    if any("text" in d.modules for d in s.datasets):
+    if "text" in modules:
         imports.names("mindspore.dataset", "text")
-    if any("mindcv" in d.modules for d in s.datasets):
+    if "mindcv" in modules:
         imports.names("mindcv.data.mixup", "Mixup")
     if s.network.kind == "mindcv":
         imports.names("mindcv.models", "create_model")
@@ -392,6 +490,10 @@ def _imports(
         imports.names("mindspore", "amp")
     if model is not None:
         imports.names("mindspore.train", "Callback", "Model")
+        if s.loss_monitor:
+            imports.names("mindspore.train", "LossMonitor")
+        if s.time_monitor:
+            imports.names("mindspore.train", "TimeMonitor")
         if model.form == "network" and s.step.fixed_sens:
             imports.names("mindspore.amp", "FixedLossScaleManager")
         if s.checkpoint is not None:

@@ -51,6 +51,14 @@ def run_resume_parity(
             scripts = found
         else:
             scripts = generate_both(target, root / "scripts", overrides=overrides)
+        without = [
+            str(path) for path in scripts.values() if '"--resume"' not in path.read_text(encoding="utf-8")
+        ]
+        if without:
+            return _error(
+                f"{', '.join(without)} cannot resume: a config resumes from its checkpoints "
+                "(add a callbacks.checkpoint section; it is resumable unless resumable: false)"
+            )
         problems: list[str] = []
         for variant, script in scripts.items():
             found_problems = _one_variant(variant, script, root / variant, resume_at, steps, epochs, timeout)

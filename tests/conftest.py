@@ -99,3 +99,50 @@ def assert_identical(model: RunResult, native: RunResult, *, steps: int | None =
     assert len(set(losses)) > 1, "the loss never changed: nothing was trained"
     if steps is not None:
         assert len(model.steps) == steps
+
+
+def function_source(script: str, name: str) -> str:
+    """The source of the generated script's top-level function or class `name`."""
+    import ast
+
+    for node in ast.parse(script).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name:
+            segment = ast.get_source_segment(script, node)
+            assert segment is not None
+            return segment
+    raise AssertionError(f"no top-level {name} in the script")
+
+
+# A probe's first lines: run the generated script (sys.argv[1]) the way `python SCRIPT` does, until
+# MindSpore's Optimizer base class has been set up, and stop there with `optimizer` bound (the
+# network's parameters in it are the initial weights, after network.checkpoint and network.freeze).
+# The scripts build network and optimizer inline in train(); this reaches them without a hook.
+# The probe's own arguments (after the script's path) are left in `probe_args`.
+UNTIL_OPTIMIZER = """
+import importlib.util, json, sys
+import mindspore as ms
+import numpy as np
+from mindspore.nn.optim.optimizer import Optimizer
+
+class Built(Exception):
+    pass
+
+_init = Optimizer.__init__
+
+def _stop(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    raise Built(self)
+
+Optimizer.__init__ = _stop
+spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+probe_args = sys.argv[2:]
+sys.argv = [sys.argv[1], "--fast-dev-run"]
+try:
+    mod.train(mod.parse_args())
+    raise SystemExit("the script built no optimizer")
+except Built as built:
+    optimizer = built.args[0]
+Optimizer.__init__ = _init
+"""

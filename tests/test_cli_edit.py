@@ -26,7 +26,6 @@ import black
 import numpy as np
 import pytest
 
-from mscodegen import fmt
 from mscodegen import generate as generate_module
 from mscodegen.cli import main
 from mscodegen.config import load_config
@@ -488,20 +487,8 @@ def run_expecting_failure(cli, *args) -> None:
     assert rc != 0, "the command succeeded although generation or writing failed"
 
 
-def fail_in_child(real, exc: BaseException):
-    """A wrapper of real that raises exc when called in another process (a forked black worker)."""
-    parent = os.getpid()
-
-    def wrapper(*args, **kwargs):
-        if os.getpid() != parent:
-            raise exc
-        return real(*args, **kwargs)
-
-    return wrapper
-
-
 @pytest.mark.parametrize("command", ["new", "update"])
-@pytest.mark.parametrize("where", ["format_all", "black", "black-in-worker"])
+@pytest.mark.parametrize("where", ["format_all", "black"])
 def test_failing_formatter_mid_generation_writes_nothing(project, cli, command, where):
     if command == "update":
         edit_files(project)
@@ -510,14 +497,8 @@ def test_failing_formatter_mid_generation_writes_nothing(project, cli, command, 
     before = snapshot(project.out)
     with pytest.MonkeyPatch.context() as mp:
         if where == "black":
-            # in this process, one script after the other: fail on the second, the first is done
-            mp.setattr(fmt, "_can_fork", lambda: False)
+            # one script after the other: fail on the second, the first is done
             mp.setattr(black, "format_str", fail_on_call(2, black.format_str, black.InvalidInput("boom")))
-        elif where == "black-in-worker":
-            # the second script formatted in a forked process, failing there
-            mp.setattr(fmt, "_can_fork", lambda: True)
-            mp.setattr(fmt.os, "cpu_count", lambda: 2)
-            mp.setattr(black, "format_str", fail_in_child(black.format_str, black.InvalidInput("boom")))
         else:
             mp.setattr(generate_module, "format_all", fail_on_call(1, generate_module.format_all, Killed()))
         run_expecting_failure(cli, command, project.config, "--out", project.out)

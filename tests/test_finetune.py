@@ -146,7 +146,10 @@ def test_example_finetunes_identically_and_keeps_frozen_weights(source_ckpt, tmp
     # ... the stages (lr_scale 0.1) trained, and moved less than the head would at the full LR
     for name in ("layer1.0.conv1.weight", "layer4.1.bn2.beta"):
         assert not np.array_equal(model_w[name], source[name]), name
-    assert model.steps[0]["group_lr"] == pytest.approx({"groups[0]": 0.005, "default": 0.05})
+    # the LR the optimizer applies to each trainable parameter, in order: the stages at lr_scale 0.1
+    # (order_params keeps the network's order), then the head's weight and bias at the full LR
+    lrs = model.steps[0]["lr"]
+    assert len(lrs) == 59 and lrs == pytest.approx([0.005] * 57 + [0.05] * 2)
     # ... the new head has 5 classes and trained: it differs from a run's with it frozen too
     assert model_w["classifier.weight"].shape == (5, 512)
     patterns = ["conv1.*", "bn1.*", "layer*", "classifier.weight"]  # the optimizer needs one parameter

@@ -1,4 +1,4 @@
-"""The scripts' shared command line: --fast-dev-run, --save-weights, --seed, --device, and the zero-step error.
+"""The scripts' shared command line: --fast-dev-run, --save-weights, --device, bad step counts, and the zero-batch error.
 
 Both variants run for real; `mscodegen parity` and `mscodegen validate --run` build on these flags.
 """
@@ -50,10 +50,12 @@ def test_fast_dev_run_trains_one_batch_and_writes_nothing(write_config, tmp_path
     for variant, result in results.items():
         assert result.returncode == 0, result.stderr[-3000:]
         lines = result.stdout.splitlines()
-        assert lines[-1] == "fast-dev-run: ok"
+        assert [line for line in lines if line.startswith("fast-dev-run: ")] == [
+            next(line for line in lines if line.startswith("fast-dev-run: step 1 trained, loss: "))
+        ]
         # one train step (log_every_steps 1 prints it), then one evaluation, and nothing more
         assert [line.split(",")[0] for line in lines if line.startswith("epoch: ")] == ["epoch: 1 step: 1"]
-        assert len([line for line in lines if " eval: " in line]) == 1, variant
+        assert len([line for line in lines if line.startswith("Eval result: epoch 1")]) == 1, variant
     assert list(workdir.iterdir()) == []  # no outputs/, no checkpoints, no --loss-log file
 
 
@@ -89,9 +91,8 @@ def make_dataset():
             [],
             "data.train yields no batch (fewer samples than one batch of data.train.batch_size",
         ),
-        ({}, ["--max-steps", "0"], "--max-steps 0"),
     ],
-    ids=["no-batch", "max-steps-0"],
+    ids=["no-batch"],
 )
 def test_zero_steps_is_an_error_naming_the_cause(write_config, tmp_path, overrides, args, cause):
     (tmp_path / "four_samples.py").write_text(FOUR_SAMPLES)
@@ -102,10 +103,19 @@ def test_zero_steps_is_an_error_naming_the_cause(write_config, tmp_path, overrid
         assert result.stderr.splitlines()[-1].startswith(f"error: trained 0 steps: {cause}")
 
 
-def test_save_weights_seed_and_device(write_config, tmp_path):
-    """--save-weights writes the final network weights: equal tensors in both variants. --seed
-    overrides runtime.seed (other initial weights, other losses); --device CPU is accepted."""
+@pytest.mark.parametrize("args", [["--max-steps", "0"], ["--epochs", "0"], ["--max-steps", "-2"]])
+def test_a_run_of_no_steps_is_a_usage_error(write_config, tmp_path, args):
     scripts = generate_both(write_config(), tmp_path / "scripts")
+    results = run_all({v: [sys.executable, str(s), *args] for v, s in scripts.items()}, tmp_path / "cwd")
+    for result in results.values():
+        assert result.returncode == 2
+        assert result.stderr.splitlines()[-1].endswith("error: --epochs and --max-steps take 1 or more")
+
+
+def test_save_weights_seed_and_device(write_config, tmp_path):
+    """--save-weights writes the final network weights: equal tensors in both variants. Another
+    runtime.seed gives other initial weights, other losses; --device CPU is accepted."""
+    scripts = generate_both(write_config({"runtime": {"seed": 7}}), tmp_path / "scripts")
     runs = {}
     for variant, script in scripts.items():
         runs[variant] = run_script(
@@ -113,10 +123,11 @@ def test_save_weights_seed_and_device(write_config, tmp_path):
             tmp_path / variant,
             variant=variant,
             max_steps=4,
-            extra_args=("--seed", "7", "--device", "CPU", "--save-weights", "weights/final.ckpt"),
+            extra_args=("--device", "CPU", "--save-weights", "weights/final.ckpt"),
         )
         assert runs[variant].returncode == 0, runs[variant].log_tail
-    default_seed = run_script(scripts["model"], tmp_path / "seed3", variant="model", max_steps=4)
+    seed3 = generate_both(write_config({"runtime": {"seed": 3}}, name="seed3"), tmp_path / "seed3scripts")
+    default_seed = run_script(seed3["model"], tmp_path / "seed3", variant="model", max_steps=4)
     assert default_seed.returncode == 0, default_seed.log_tail
     assert step_differences(runs["model"].steps, runs["native"].steps) == []
     assert [r["loss"] for r in runs["model"].steps] != [r["loss"] for r in default_seed.steps]

@@ -282,4 +282,5 @@ def test_config_path_and_out_dir_only_reach_comments_escaped(tmp_path: Path) -> 
     loaded = load_config(write(tmp_path, config, name=stem))
     for name, source in generate(loaded, tmp_path / f"out\n{MARKER}()").items():
         check_script(name, source)
-        assert f'x"""\\n{MARKER}()\\r\\n#\\u2028{MARKER}\\\\.yaml' in source  # escaped in the comment
+        # escaped in the docstring: its quotes, line breaks and backslash
+        assert f'x\\"\\"\\"\\n{MARKER}()\\r\\n#\\u2028{MARKER}\\\\.yaml' in source

@@ -70,7 +70,7 @@ def _write(tmp_path: Path, config: dict, files: dict[str, str] | None = None) ->
 def _metric_lines(tmp_path: Path, config: dict, files: dict[str, str] | None = None) -> str:
     scripts = generate_both(_write(tmp_path, config, files), tmp_path / "out")
     text = scripts["native"].read_text()
-    return text.split("def build_metrics():", 1)[1].split("\n\n\n", 1)[0]
+    return text.split("    metrics = {", 1)[1].split("}\n", 1)[0]
 
 
 @pytest.mark.parametrize("loss", ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"])

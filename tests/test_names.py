@@ -120,7 +120,7 @@ def test_import_path_is_normalized_as_python_imports_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["process_gradients", "sys", "train", "main", "np", "ms", "nn", "ops", "build_network", "Path"]
+    "name", ["process_gradients", "sys", "train", "np", "ms", "nn", "ops", "create_dataset", "Path"]
 )
 def test_factory_named_like_a_script_name(tmp_path: Path, name: str) -> None:
     (tmp_path / "nets.py").write_text(f"def {name}():\n    pass\n")
@@ -139,7 +139,7 @@ optimizer: {{name: momentum}}
 
 def test_every_import_site_is_checked(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(
-        "def sys():\n    pass\n\n\ndef len():\n    pass\n\n\ndef np():\n    pass\n\n\nclass build_loss:\n    pass\n"
+        "def sys():\n    pass\n\n\ndef len():\n    pass\n\n\ndef np():\n    pass\n\n\nclass create_dataset:\n    pass\n"
     )
     text = """\
 network: {kind: builtin, name: mlp}
@@ -148,7 +148,7 @@ data:
   eval: {kind: import, factory: 'm:len', image_shape: [1, 8, 8]}
 optimizer: {name: momentum}
 eval:
-  metrics: [{name: import, class: 'm:build_loss', key: acc}]
+  metrics: [{name: import, class: 'm:create_dataset', key: acc}]
 grad: {process: 'm:np'}
 """
     found = problems(tmp_path, text)

@@ -193,17 +193,17 @@ def test_generated_scripts_are_ruff_clean_and_wired(tmp_path: Path, variant: str
     name = f"train_{variant}.py"
     assert_ruff_clean(tmp_path, name, files[name])
     text = files[name]
-    assert "build_train_dataset(num_shards=group_size, shard_id=rank)" in text
+    assert "create_train_dataset(num_shards=group_size, shard_id=rank)" in text
     assert "num_shards=num_shards," in text and "8 // num_shards" in text
     assert "init()" in text and 'if "MS_WORKER_NUM" not in os.environ' in text
-    reducer = "nn.DistributedGradReducer(self.weights, mean=GRADIENTS_MEAN)" in text
+    reducer = "nn.DistributedGradReducer(optimizer.parameters, mean=GRADIENTS_MEAN)" in text
     context = "ms.set_auto_parallel_context(" in text
     custom = "grad" in overrides
     # Model's own TrainOneStepCell adds the reducer from the context; every TrainStep writes it out.
     assert reducer == (variant == "native" or custom)
     assert context == (variant == "model")
     if "callbacks" in overrides:
-        assert "GRADIENTS_MEAN = False" in text and "multiplies the\n    # effective learning rate" in text
+        assert "GRADIENTS_MEAN = False" in text and "which multiplies the effective LR by WORKERS" in text
         assert "rank == 0" in text
 
 
@@ -340,8 +340,8 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 out = {}
 for shard in (0, 1):
-    mod.set_runtime()  # what every rank does first: the same seed (runtime.seed)
-    dataset = mod.build_train_dataset(num_shards=2, shard_id=shard)
+    mod.ms.set_seed(mod.SEED)  # what every rank does first: the same seed (runtime.seed)
+    dataset = mod.create_train_dataset(num_shards=2, shard_id=shard)
     # one iterator for both epochs, as the training loops use; it stops at each epoch's end
     iterator = dataset.create_tuple_iterator(num_epochs=2, output_numpy=True)
     out[shard] = [
@@ -398,7 +398,7 @@ def test_running_without_msrun_fails_with_the_launcher_message(tmp_path: Path) -
         finally:
             proc.kill()
         assert proc.returncode != 0
-        assert f"must be started by msrun: run `bash launch.sh train_{variant}.py`" in stderr
+        assert f"trains on 2 workers: start it with `bash launch.sh train_{variant}.py`" in stderr
         assert "init()" not in stderr  # stopped before MindSpore tried to join a cluster
 
 
@@ -452,10 +452,10 @@ import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("script", sys.argv[1])
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)
-script.set_runtime()
+script.ms.set_seed(script.SEED)
 out = {}
 for shard in (0, 1):
-    dataset = script.build_train_dataset(2, shard)
+    dataset = script.create_train_dataset(2, shard)
     out[shard] = [row.tolist() for (x, _y) in dataset.create_tuple_iterator(output_numpy=True) for row in x]
 print(json.dumps(out))
 """

@@ -195,6 +195,7 @@ def assert_same_checkpoint(a_dir, b_dir) -> None:
     a = ms.load_checkpoint(str(a_dir / "checkpoints" / a_files[-1]))
     b = ms.load_checkpoint(str(b_dir / "checkpoints" / b_files[-1]))
     assert sorted(a) == sorted(b)
+    assert a.pop("config_sha256") == b.pop("config_sha256")  # a str: the resumable run's identity
     for name in a:
         assert a[name].dtype == b[name].dtype, name
         assert np.array_equal(a[name].asnumpy(), b[name].asnumpy()), name

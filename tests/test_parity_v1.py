@@ -293,6 +293,7 @@ def test_checkpoint_contents(write_config, tmp_path, checkpoint, expected):
         a, b = saved["model"][name], saved["native"][name]
         assert sorted(a) == sorted(b)
         assert any(key.startswith("moment1.") for key in a), "optimizer state is saved too"
+        assert a.pop("config_sha256") == b.pop("config_sha256")  # a str: the resumable run's identity
         for key in a:
             assert a[key].dtype == b[key].dtype, key
             assert np.array_equal(a[key].asnumpy(), b[key].asnumpy()), key

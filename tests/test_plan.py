@@ -14,11 +14,12 @@ import black
 import pytest
 
 from mscodegen.config import LoadedConfig, load_config
-from mscodegen.fmt import MODE
+from mscodegen.fmt import LINE_LENGTH
 from mscodegen.generate import generate
 from mscodegen.plan import build_plan, call, literal
 
 REPO = Path(__file__).resolve().parents[1]
+MODE = black.Mode(line_length=LINE_LENGTH)
 
 MINIMAL = """\
 network: {kind: builtin, name: mlp}
@@ -43,6 +44,7 @@ def plan_of(loaded: LoadedConfig, variant: str = "model", out_dir: Path | None =
         config_dir=loaded.path.parent,
         out_dir=out_dir or loaded.path.parent / "out",
         name=loaded.name,
+        config_sha256=loaded.sha256,
     )
 
 
@@ -262,11 +264,14 @@ def test_relative_data_paths_resolve_from_the_script_to_the_config_dir(
     text = MINIMAL.replace("{kind: synthetic, image_shape: [1, 8, 8]}", "{kind: mnist, path: ../data/mnist}")
     loaded = load(tmp_path / config_dir, text)
     plan = plan_of(loaded, out_dir=tmp_path / out_dir)
-    path = plan.shared.datasets[0].path
-    assert not Path(path).is_absolute()
+    path = plan.shared.data_dir
+    assert path is not None and not Path(path).is_absolute()
     assert "\\" not in path
-    # What the generated script does: Path(__file__).resolve().parent / path
+    # What the generated script does: DATA_DIR = Path(__file__).parent / path
     assert (tmp_path / out_dir / path).resolve() == (tmp_path / config_dir / "../data/mnist").resolve()
+    data_dir = {c.name: c.value for group in plan.shared.constants for c in group}["DATA_DIR"]
+    assert data_dir == f'Path(__file__).parent / "{path}"'
+    assert "str(DATA_DIR)" in plan.shared.dataset_functions[0].source_call
 
 
 def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
@@ -276,7 +281,9 @@ def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
         "{kind: synthetic, image_shape: [1, 8, 8]}", f"{{kind: mnist, path: '{data.as_posix()}'}}"
     )
     plan = plan_of(load(tmp_path / "cfg", text))
-    assert plan.shared.datasets[0].path == data.as_posix()
+    assert plan.shared.data_dir == data.as_posix()
+    data_dir = {c.name: c.value for group in plan.shared.constants for c in group}["DATA_DIR"]
+    assert data_dir == f'Path("{data.as_posix()}")'
 
 
 def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> None:
@@ -309,7 +316,6 @@ loss_scale: {LOSS_SCALE}
 grad: {clip: {CLIP}, accumulation_steps: 2}
 """
 COMMON = [
-    ("DEVICE", '"CPU"', "runtime.device_target"),
     ("SEED", "5", "runtime.seed"),
     ("EPOCHS", "6", "train.epochs"),
     ("LOG_EVERY_STEPS", "7", "train.log_every_steps"),
@@ -394,9 +400,12 @@ def full_config(tmp_path: Path, case: str) -> LoadedConfig:
 @pytest.mark.parametrize("variant", ["model", "native"])
 @pytest.mark.parametrize("case", FULL_CASES)
 def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str) -> None:
-    plan = plan_of(full_config(tmp_path, case), variant)
+    loaded = full_config(tmp_path, case)
+    plan = plan_of(loaded, variant)
     constants = [(c.name, c.value, c.key) for group in plan.shared.constants for c in group]
-    assert constants == FULL_CASES[case][1]
+    # checkpoints make the run resumable: the config's sha256 comes first, with no key of its own
+    assert constants[0] == ("CONFIG_SHA256", f'"{loaded.sha256}"', "")
+    assert constants[1:] == FULL_CASES[case][1]
 
 
 def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:
@@ -548,7 +557,8 @@ def test_lenet_flatten_size(tmp_path: Path, height: int, width: int) -> None:
     )
     plan = plan_of(load(tmp_path, text))
     first = plan.shared.network.dense[0]
-    assert int(first.in_features) == lenet_flatten(height, width)
+    channels, side_h, side_w = (int(n) for n in first.in_features.split(" * "))
+    assert channels * side_h * side_w == lenet_flatten(height, width)
     assert plan.shared.network.build_expr == "LeNet5(num_classes=10, in_channels=3)"
     assert [d.out_features for d in plan.shared.network.dense] == ["120", "84", "num_classes"]
 
@@ -583,7 +593,7 @@ def test_amp_level_and_float32_loss(tmp_path: Path, amp: str, native_level: str,
     plan = plan_of(load(tmp_path, MINIMAL + f"amp: {amp}\n"), "native")
     assert (plan.shared.amp.native_level, plan.shared.amp.cast_loss_fp32) == (native_level, cast)
     assert plan.net_with_loss == ("WithLossFp32" if cast else "nn.WithLossCell")
-    assert plan.eval_cast_fp32 is cast
+    assert plan.eval_net == f"nn.WithEvalCell(network, loss_fn{', add_cast_fp32=True' if cast else ''})"
 
 
 @pytest.mark.parametrize(
@@ -614,11 +624,12 @@ def test_custom_cell_reasons_are_listed(tmp_path: Path) -> None:
     extra = "loss_scale: {kind: dynamic}\ngrad: {clip: {kind: norm}, accumulation_steps: 2}\n"
     step = plan_of(load(tmp_path, MINIMAL + extra)).shared.step
     assert step.custom_cell and step.accumulate and step.returns_scale
-    assert [reason.split(":")[0] for reason in step.custom_reasons] == [
-        "loss_scale.kind dynamic",
-        "grad.clip (norm)",
-        "grad.accumulation_steps",
+    assert [reason.split(" (")[0] for reason in step.custom_reasons] == [
+        "dynamic loss scaling on CPU",
+        "gradient clipping",
+        "gradient accumulation",
     ]
+    assert step.model_reason.startswith("Model has no option for dynamic loss scaling on CPU")
     assert step.extras == ("loss scaling (dynamic)", "clipping (norm)", "accumulation over 2 batches")
 
 
@@ -629,18 +640,14 @@ def test_data_parallel_shards_only_the_train_data(tmp_path: Path) -> None:
         "  eval: {kind: synthetic, image_shape: [1, 8, 8], batch_size: 5}\n",
     )
     plan = plan_of(load(tmp_path, text + "parallel: {mode: data_parallel, workers: 2}\n"))
-    train, evaluation = plan.shared.datasets
-    assert (train.sharded, train.batch_expr, train.call) == (
-        True,
-        "8 // num_shards",
-        "build_train_dataset(num_shards=group_size, shard_id=rank)",
-    )
+    train, evaluation = plan.shared.dataset_functions  # sharding keeps them two functions
+    assert (train.params, train.batch_expr) == (("num_shards", "shard_id"), "8 // num_shards")
     assert train.source_call.endswith("num_shards=num_shards, shard_id=shard_id)")
-    assert (evaluation.sharded, evaluation.batch_expr, evaluation.call) == (
-        False,
-        "5",
-        "build_eval_dataset()",
-    )
+    assert (evaluation.params, evaluation.batch_expr) == ((), "5")
+    assert [use.call for use in plan.shared.datasets] == [
+        "create_train_dataset(num_shards=group_size, shard_id=rank)",
+        "create_eval_dataset()",
+    ]
     assert plan.sets_parallel_context and plan.shared.step.parallel
     assert not plan_of(
         load(tmp_path, text + "parallel: {mode: data_parallel, workers: 2}\n"), "native"
@@ -706,7 +713,7 @@ def test_installed_factory_is_imported_without_sys_path(tmp_path: Path) -> None:
         (build,) = [
             node
             for node in ast.parse(script).body
-            if isinstance(node, ast.FunctionDef) and node.name == "build_network"
+            if isinstance(node, ast.FunctionDef) and node.name == "train"
         ]
         imports = [
             (n.module, [a.name for a in n.names]) for n in ast.walk(build) if isinstance(n, ast.ImportFrom)

@@ -15,7 +15,7 @@ from mscodegen.config import load_config
 from mscodegen.errors import ConfigError
 from mscodegen.parity import generate_both, step_differences
 
-from conftest import TINY, merge, run_both
+from conftest import TINY, UNTIL_OPTIMIZER, merge, run_both
 
 LENET = merge(
     TINY,
@@ -36,7 +36,8 @@ LENET = merge(
 
 # The LeNet5 of MindSpore's 1.x quick start, written out as the tutorial does; built after the same
 # ms.set_seed as the generated script's build_network, every weight must be equal.
-PROBE = """
+PROBE = (
+    """
 import importlib.util, json, sys
 import mindspore as ms
 import numpy as np
@@ -63,11 +64,10 @@ class QuickStartLeNet5(nn.Cell):
         x = self.relu(self.fc2(x))
         return self.fc3(x)
 
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-mod.set_runtime()
-ours = {p.name: p.asnumpy() for p in mod.build_network().trainable_params()}
+"""
+    + UNTIL_OPTIMIZER
+    + """
+ours = {p.name: p.asnumpy() for p in optimizer.parameters}
 ms.set_seed(mod.SEED)
 theirs = {p.name: p.asnumpy() for p in QuickStartLeNet5().trainable_params()}
 x = np.random.default_rng(0).standard_normal((2, 1, 32, 32)).astype(np.float32)
@@ -77,6 +77,7 @@ print(json.dumps({
     "fc1_std": float(ours["fc1.weight"].std()),
 }))
 """
+)
 
 
 def _write(tmp_path: Path, config: dict) -> Path:

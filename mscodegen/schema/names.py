@@ -11,82 +11,69 @@ from __future__ import annotations
 
 import builtins
 
-# Modules and objects the scripts import (imports.py, plan*.py).
+# Modules and objects the scripts import (plan.py `_imports`).
 SCRIPT_IMPORTS = frozenset(
     {
-        "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model", "ModelCheckpoint",
-        "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch", "get_group_size", "get_rank",
-        "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np", "ops", "os", "sys", "text", "time",
-        "transforms",
-        "vision",
+        "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
+        "ModelCheckpoint", "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch",
+        "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
+        "ops", "os", "sys", "text", "time", "transforms", "vision",
     }
 )  # fmt: skip
 
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "EarlyStop", "ExposeOptimizer", "JsonLines", "LeNet5", "MLP", "PeriodicEval", "StepLog",
-        "StopAfterSteps", "TrainStep", "WithLossFp32", "accumulate", "build_eval_dataset",
-        "build_gradient_processor", "build_loss", "build_lr", "build_metrics", "build_network",
-        "build_optimizer", "build_train_dataset", "evaluate", "init_data_parallel", "load_digits_split",
-        "log_path", "main", "make_synthetic", "parse_args", "reset", "save_checkpoint", "set_runtime",
-        "to_json", "train",
-        # the typed-plan templates (branch plan): harness helpers
-        "EpochTimer", "LogLoss", "StepCounter", "check_trains", "current_lr", "report_epoch_time",
-        "report_evaluation", "report_loss", "report_unfinished_window", "save_weights", "should_evaluate",
-        "step_record",
-        # fine-tuning (network.checkpoint, network.freeze)
-        "freeze", "load_pretrained",
-        # ema
-        "EMA", "EmaUpdate",
-        # optimizer.groups
-        "decays", "param_group", "weight_decay_split",
-        # --resume (issue 11)
-        "ResumedBatches", "SaveResume", "StartAt", "find_resume_checkpoint", "load_resume_checkpoint",
-        "resume_state", "resume_step_of", "save_resume_checkpoint", "skip_batches",
-        "BestCheckpoints", "KeepBest",
-        # data.inputs (issue 10: named columns)
-        "WithEvalColumns", "WithLossColumns",
+        "Checkpoints", "EMA", "EarlyStop", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
+        "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
+        "init_data_parallel", "load_checkpoint", "load_digits_split", "load_pretrained", "log_path",
+        "make_synthetic", "open_log", "param_group", "parse_args", "train", "weight_decay_split", "write",
     }
 )  # fmt: skip
 
 # Module-level constants (plan's literals): the YAML values the scripts name.
 SCRIPT_CONSTANTS = frozenset(
     {
-        "ACCUMULATION_STEPS", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS", "CHECKPOINT_EVERY_STEPS",
-        "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "EARLY_STOP_MIN_DELTA",
-        "EARLY_STOP_MODE", "EARLY_STOP_MONITOR", "EARLY_STOP_PATIENCE", "EPOCHS", "EVAL_EVERY_EPOCHS",
-        "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE", "LOSS_SCALE_FACTOR",
-        "LOSS_SCALE_WINDOW", "DIV_FACTOR", "END_LR", "FINAL_DIV_FACTOR", "LR", "MAX_NORM", "PCT_START", "POWER", "MILESTONES", "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "SEED",
-        "SINK_SIZE", "BEST_KEEP", "BEST_MONITOR", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS", "DEVICE", "DEVICE_NOTES",
-        "EMA_DECAY", "EMA_WARMUP_STEPS", "FREEZE", "PRETRAINED_CHECKPOINT", "PRETRAINED_SKIP", "PRETRAINED_STRICT",
+        "ACCUMULATION_STEPS", "BEST_KEEP", "BEST_MONITOR", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS",
+        "CHECKPOINT_EVERY_STEPS", "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "CONFIG_SHA256",
+        "DATA_DIR", "DEVICE_NOTES", "DIV_FACTOR", "EARLY_STOP_MIN_DELTA", "EARLY_STOP_MONITOR",
+        "EARLY_STOP_PATIENCE", "EMA_DECAY", "EMA_WARMUP_STEPS", "END_LR", "EPOCHS", "EVAL_EVERY_EPOCHS",
+        "FINAL_DIV_FACTOR", "FREEZE", "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE",
+        "LOSS_SCALE_FACTOR", "LOSS_SCALE_WINDOW", "LR", "MAX_DEVICE_MEMORY", "MAX_NORM", "MILESTONES",
+        "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "PCT_START", "POWER", "PRETRAINED", "PRETRAINED_SKIP",
+        "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
     }
 )  # fmt: skip
 
-# Local names of the functions that import a user object (build_network, build_*_dataset,
-# build_metrics, build_gradient_processor): the import would make them the user's object there.
+# Local names of the functions that import a user object (train(), the dataset functions,
+# build_gradient_processor): the import would make them the user's object there. The same names are
+# the locals of train(), evaluate() and the cells, where a column (data.inputs, data.labels) names a
+# loop variable and an argument. tests/test_names.py checks this set against the generated scripts.
 HOST_LOCALS = frozenset(
     {
-        "network", "dataset", "path", "image_ops", "label_ops", "images", "labels", "num_shards", "shard_id",
-        "cell", "process_gradients", "grads", "weights", "_", "__file__",
+        "_", "__file__", "accum", "anneal", "args", "average", "batch_size", "batches", "callbacks",
+        "cb_params", "cell", "checkpoints", "config", "dataset", "decay", "decay_steps", "digits",
+        "directory", "done", "drop_remainder", "early_stop", "ema", "entry", "epoch", "epoch_start",
+        "error", "eval_dataset", "eval_epochs", "eval_net", "finite", "first_test", "frozen", "grad",
+        "grads", "group", "group_size", "groups", "held", "image_ops", "image_shape", "images",
+        "in_channels", "in_features", "keep_best", "label_ops", "labels", "last", "latest",
+        "learning_rate", "left", "loaded", "log", "logits", "loss", "loss_fn", "loss_scale", "lr",
+        "members", "metric", "metrics", "missing", "model", "name", "names", "net_with_loss", "network",
+        "no_decay", "num_classes", "num_samples", "num_shards", "optimizer", "overflow", "p", "param",
+        "params", "parser", "path", "paths", "pattern", "patterns", "pct", "process_gradients", "rank",
+        "record", "results", "resume", "rng", "run_context", "runs", "save", "saved", "script", "seed",
+        "self", "shapes", "shard_id", "shuffle", "skipped", "split", "start", "end", "start_step", "step",
+        "steps", "steps_per_epoch", "taken", "test_fraction", "total_steps", "train_dataset",
+        "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
+        "usage", "value", "warmup", "warmup_steps", "weight", "weight_decay", "x", "buffer_size",
     }
 )  # fmt: skip
-
-# Names train(), evaluate() and the train/eval cells give their own values: a column (data.inputs,
-# data.labels) names a loop variable and a cell argument there, so it must not take one of these.
-# tests/test_names.py checks this set against the generated scripts.
-COLUMN_LOCALS = frozenset(
-    {
-        "_", "args", "average", "batches", "callbacks", "checkpoint_config", "checkpoint_dir", "checkpoint_every",
-        "dataset", "decay", "directory", "done", "early_stop", "ema", "epoch", "epoch_start", "eval_dataset",
-        "eval_log", "eval_net", "every", "finite", "grads", "group_size", "iterator", "learning_rate", "logits",
-        "loss", "loss_fn", "loss_log", "loss_scale", "lr", "metric", "metrics", "model", "name", "network",
-        "optimizer", "overflow", "rank", "results", "resume_dir", "resume_params", "resume_saved",
-        "save_checkpoints", "save_resume", "saved_checkpoints", "self", "start_epoch", "start_step",
-        "start_step_in_epoch", "step", "step_counter", "step_in_epoch", "steps_per_epoch", "stop",
-        "train_dataset", "train_step", "updates", "weight", "x",
-    }
-)  # fmt: skip
+# The columns of the built-in sources: loop variables in train(), so no user object may take them,
+# though a column may.
+DEFAULT_COLUMNS = frozenset({"image", "label"})
+COLUMN_LOCALS = HOST_LOCALS
+HOST_LOCALS = HOST_LOCALS | DEFAULT_COLUMNS
 
 SCRIPT_NAMES = SCRIPT_IMPORTS | SCRIPT_DEFINITIONS | SCRIPT_CONSTANTS | HOST_LOCALS
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
@@ -104,7 +91,7 @@ def collision(name: str) -> str | None:
 
 def column_collision(name: str) -> str | None:
     """Why `name` cannot name a column (a loop variable and cell argument in the scripts), or None."""
-    if name in COLUMN_LOCALS or name in SCRIPT_NAMES:
+    if name not in DEFAULT_COLUMNS and (name in COLUMN_LOCALS or name in SCRIPT_NAMES):
         return f"{name!r} is a name the generated training code uses itself; rename the column"
     if name in BUILTIN_NAMES:
         return f"{name!r} would shadow Python's builtin {name} in the generated scripts; rename the column"

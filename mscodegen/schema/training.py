@@ -139,6 +139,11 @@ class CheckpointCb(Section):
     keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
     directory: str = Field("checkpoints", description="Under --output-dir unless absolute.")
     prefix: str = Field("model", min_length=1, pattern=r"^[^/\\]+$")
+    resumable: bool = Field(
+        True,
+        description="The checkpoints also carry the step and the config's sha256, and the scripts take "
+        "--resume PATH|latest (0 lines otherwise).",
+    )
     keep: KeepBest | None = Field(
         None,
         description="Also keep the best k by an eval metric: {best: k, monitor: accuracy, mode: max} "

@@ -1,1 +1,0 @@
-"""Precompiled templates (see mscodegen/render.py); written by `python -m mscodegen.render`."""

@@ -1,0 +1,71 @@
+"""`update` from the long scripts of mscodegen before issue 20 to the lean ones keeps every edit.
+
+tests/data/lenet_digits_long/ is generated/lenet_digits as committed before the lean templates (scripts,
+pristine copies, lock). An edit on a line both versions have is merged in; an edit inside code the lean
+version no longer has is a reported conflict, the edited file kept as .orig: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mscodegen.cli import main
+
+from conftest import REPO
+
+LONG = REPO / "tests" / "data" / "lenet_digits_long"
+SCRIPTS = ("train_model.py", "train_native.py")
+LR_EDIT = ("LR = 0.05  # optimizer.lr", "LR = 0.02  # optimizer.lr (tuned by hand)")
+NET_EDIT = ("        x = self.flatten(x)\n", "        x = self.flatten(x)\n        x = x * 1.0  # my probe\n")
+# report_epoch_time() exists only in the long scripts: the lean ones print with TimeMonitor / inline
+GONE_EDIT = ('f"epoch time: {seconds * 1000:.3f} ms', 'f"my epoch time: {seconds * 1000:.3f} ms')
+
+
+def _project(tmp_path: Path, edits: list[tuple[str, str]]) -> Path:
+    out = tmp_path / "gen"
+    shutil.copytree(LONG, out)
+    for name in SCRIPTS:
+        text = (out / name).read_text(encoding="utf-8")
+        for old, new in edits:
+            assert text.count(old) == 1, (name, old)
+            text = text.replace(old, new)
+        (out / name).write_text(text, encoding="utf-8")
+    return out
+
+
+def test_edits_on_lines_both_versions_have_are_kept(tmp_path, monkeypatch, capsys) -> None:
+    out = _project(tmp_path, [LR_EDIT, NET_EDIT])
+    monkeypatch.chdir(REPO)
+    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 0, capsys.readouterr().err
+    for name in SCRIPTS:
+        text = (out / name).read_text(encoding="utf-8")
+        fresh = (REPO / "generated" / "lenet_digits" / name).read_text(encoding="utf-8")
+        assert len(fresh.splitlines()) < len((LONG / name).read_text(encoding="utf-8").splitlines()) / 1.5
+        # the lean script, with exactly the user's two edits in it
+        assert text == fresh.replace(LR_EDIT[0], LR_EDIT[1]).replace(NET_EDIT[0], NET_EDIT[1])
+        assert not (out / f"{name}.orig").exists()
+
+
+def test_an_edit_in_code_the_lean_script_dropped_is_a_conflict_and_nothing_is_lost(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    out = _project(tmp_path, [LR_EDIT, GONE_EDIT])
+    edited = {name: (out / name).read_text(encoding="utf-8") for name in SCRIPTS}
+    monkeypatch.chdir(REPO)
+    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    for name in SCRIPTS:
+        assert f"{name}:" in err and "conflict" in err
+        merged = (out / name).read_text(encoding="utf-8")
+        assert "<<<<<<<" in merged and ">>>>>>>" in merged
+        assert GONE_EDIT[1] in merged  # the user's side of the conflict
+        assert LR_EDIT[1] in merged  # the clean edit merged as well
+        assert (out / f"{name}.orig").read_text(encoding="utf-8") == edited[name]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_the_test_data_is_the_long_version(name: str) -> None:
+    assert len((LONG / name).read_text(encoding="utf-8").splitlines()) > 500
