@@ -26,7 +26,7 @@ from .schema.parallel import Parallel
 from .schema.training import ImportedMetric
 
 FAST_DEV_RUN_ARGS = ("--fast-dev-run",)
-FAST_DEV_RUN_OK = "fast-dev-run: ok"
+FAST_DEV_RUN_OK = "fast-dev-run: step"  # the scripts print it after each step they train
 SCRIPTS = {"model": "train_model.py", "native": "train_native.py"}
 TAIL_LINES = 6
 
@@ -55,15 +55,16 @@ _IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameErro
 # What the generated scripts themselves import (the `run` extra), as opposed to a user's factory.
 _MISSING_RUNTIME = re.compile(r"No module named '(mindspore|mindcv|sklearn|numpy)[.']")
 _ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
-_PRETRAINED = re.compile(r"error: network\.checkpoint .*cannot be loaded.*(?:\n  .*)*")
+_PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n  .*)*")  # load_pretrained
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 
-# Functions of the generated scripts that import a user object, and the key that names it.
+# Functions of the generated scripts that import and call one user object, and the key that names it
+# (train() imports several: its frames are matched by their source line instead).
 _HOSTS: dict[str, Key] = {
-    "build_network": ("network", "factory"),
-    "build_train_dataset": ("data", "train", "factory"),
-    "build_eval_dataset": ("data", "eval", "factory"),
+    "create_dataset": ("data", "train", "factory"),  # one function for both splits: the same factory
+    "create_train_dataset": ("data", "train", "factory"),
+    "create_eval_dataset": ("data", "eval", "factory"),
     "build_gradient_processor": ("grad", "process"),
 }
 
@@ -109,7 +110,7 @@ def _run(
     workdir: Path, variant: str, script: str, python: str, args: Sequence[str], timeout: float
 ) -> RunResult:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [python, script, *args, "--output-dir", str(workdir / f"output_{variant}")]
+    cmd = [python, script, *args]  # --fast-dev-run writes nothing: no --output-dir needed
     try:
         done = subprocess.run(
             cmd, cwd=workdir, env=env, capture_output=True, text=True, errors="replace", timeout=timeout
@@ -256,25 +257,39 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
 def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     """The factory key whose import failed: by the script function it failed in, or by module."""
     sites = _import_sites(loaded)
-    functions = [m.group("function") for line in stderr.splitlines() if (m := _FRAME.match(line))]
-    for function in reversed(functions):
-        key = _host_site(function, error, sites)
+    for function, source in reversed(_frames(stderr)):
+        key = _host_site(function, source, error, sites)
         if key:
             return key
     named = [key for key, path in sites.items() if _mentions(error, path)]
     return named[0] if named else None
 
 
-def _host_site(function: str, error: str, sites: dict[Key, str]) -> Key | None:
-    """The import site a script function imports and calls (build_network -> network.factory, ...)."""
+def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
+    """(function, source line) of each traceback frame, outermost first; only the generated scripts'."""
+    lines = stderr.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = _FRAME.match(line)
+        if m and (not in_script or Path(m.group("file")).name in SCRIPTS.values()):
+            out.append((m.group("function"), lines[i + 1].strip() if i + 1 < len(lines) else ""))
+    return out
+
+
+def _host_site(function: str, source: str, error: str, sites: dict[Key, str]) -> Key | None:
+    """The import site a script frame imports or calls: by its source line (`network = Net(...)`,
+    `from parts import Net`), else by the function (create_train_dataset -> data.train.factory)."""
+    matches = []
+    for site, path in sites.items():
+        module, _, name = path.rpartition(":") if ":" in path else path.rpartition(".")
+        called = rf"\b{re.escape(name)}\(|^from {re.escape(module)} import|^import {re.escape(module)}\b"
+        if re.search(called, source):
+            matches.append(site)
+    if len(matches) == 1:
+        return matches[0]
     key = _HOSTS.get(function)
-    if key in sites:
+    if key in sites and (not matches or key in matches):  # one factory for both splits: by function
         return key
-    if function == "build_metrics":
-        metric_keys = [k for k in sites if k[0] == "eval"]
-        named = [k for k in metric_keys if _mentions(error, sites[k])]
-        if named or metric_keys:
-            return (named or metric_keys)[0]
     return None
 
 
@@ -286,11 +301,10 @@ def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
 
     A misspelled keyword argument is blamed on that key of its kwargs.
     """
-    frames = [m for line in stderr.splitlines() if (m := _FRAME.match(line))]
-    in_script = [m.group("function") for m in frames if Path(m.group("file")).name in SCRIPTS.values()]
+    in_script = _frames(stderr, in_script=True)
     if not in_script:
         return None
-    site = _host_site(in_script[-1], error, _import_sites(loaded))
+    site = _host_site(*in_script[-1], error, _import_sites(loaded))
     if site is None:
         return None
     bad = _UNEXPECTED_KWARG.search(error)
