@@ -23,7 +23,7 @@ test: $(STAMP) lint
 	$(BIN)/pytest -n $(JOBS) --durations=15
 
 lint: $(STAMP)
-	$(BIN)/ruff check mscodegen tests bench
+	$(BIN)/ruff check mscodegen tests bench generated
 	$(BIN)/ruff format --check mscodegen tests bench
 	$(BIN)/mypy
 
