@@ -89,7 +89,7 @@ def make_dataset():
                 }
             },
             [],
-            "data.train yields no batch (fewer samples than one batch of data.train.batch_size",
+            "data.train yields no batch (fewer samples than its batch_size)",
         ),
     ],
     ids=["no-batch"],

@@ -48,7 +48,7 @@ def train(args):
     train_dataset = create_train_dataset()
     if train_dataset.get_dataset_size() == 0:
         sys.exit(
-            "error: trained 0 steps: data.train yields no batch (fewer samples than one batch of data.train.batch_size, or none)"
+            "error: trained 0 steps: data.train yields no batch (fewer samples than its batch_size)"
         )
     eval_dataset = create_eval_dataset()
     if args.fast_dev_run:
