@@ -8,7 +8,7 @@ rounds, each started only when the 1-minute load average is at most the core cou
 started above it is discarded and rerun); each ratio is taken per round (adjacent runs) and
 reported as the median with a bootstrap 95% interval (bench/stats.py), judged against its target
 on the interval: met, refuted or undecided. Generation: `mscodegen new` for every example and
-`mscodegen validate`, whole-process wall time, cold (empty cache) and warm.
+`mscodegen validate`, whole-process wall time.
 Results: a table on stdout and bench/results/<date>-<host>.json. See bench/README.md.
 """
 
@@ -569,49 +569,35 @@ def _timed(cmd: list[str], env: dict, *, check: bool = True) -> float:
 def _generation_env(work: Path) -> dict[str, str]:
     """The environment every generation timing runs in, mscodegen's bytecode compiled.
 
-    Cold means mscodegen's own cache is empty. Python's bytecode cache is not: an installed package
-    has its .pyc files, so they are written once here even where PYTHONDONTWRITEBYTECODE is set (as
-    on the CI machine), instead of every timed run compiling mscodegen's sources.
+    An installed package has its .pyc files, so they are written once here even where
+    PYTHONDONTWRITEBYTECODE is set (as on the CI machine), instead of every timed run compiling
+    mscodegen's sources.
     """
-    drop = ("MSCODEGEN_NO_CACHE", "MSCODEGEN_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
-    base = {k: v for k, v in os.environ.items() if k not in drop}
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     first = sorted((ROOT / "examples").rglob("*.yaml"))[0]
-    _timed(
-        [*MSCODEGEN, "new", str(first), "--out", str(work / "gen-pyc"), "--force"],
-        dict(base, MSCODEGEN_NO_CACHE="1"),
-    )
+    _timed([*MSCODEGEN, "new", str(first), "--out", str(work / "gen-pyc"), "--force"], base)
     return base
 
 
 def bench_generation(work: Path, repeats: int) -> list[dict]:
     rows = []
-    base = _generation_env(work)
+    env = _generation_env(work)
     for example in sorted((ROOT / "examples").rglob("*.yaml")):
         new = [*MSCODEGEN, "new", str(example), "--out", str(work / "gen" / example.stem), "--force"]
-        cold, warm = [], []
-        for i in range(repeats):
-            env = dict(base, MSCODEGEN_CACHE_DIR=str(work / "cache-cold" / str(i)))  # empty every run
-            cold.append(_timed(new, env))
-        warm_env = dict(base, MSCODEGEN_CACHE_DIR=str(work / "cache-warm"))
-        _timed(new, warm_env)  # fill the cache
-        warm = [_timed(new, warm_env) for _ in range(repeats)]
-        # check=False: an example whose data or weights are not on this machine (resnet18_finetune's
-        # git-ignored checkpoint) still runs every check; it just reports the missing file
-        validate = [
-            _timed([*MSCODEGEN, "validate", str(example)], warm_env, check=False) for _ in range(repeats)
-        ]
+        times = [_timed(new, env) for _ in range(repeats)]
+        # check=False: an example whose data or weights are not on this machine still runs every
+        # check; it just reports the missing file
+        validate = [_timed([*MSCODEGEN, "validate", str(example)], env, check=False) for _ in range(repeats)]
         rows.append(
             {
                 "example": example.relative_to(ROOT).as_posix(),
-                "new_cold_s": statistics.median(cold),
-                "new_warm_s": statistics.median(warm),
+                "new_s": statistics.median(times),
                 "validate_s": statistics.median(validate),
-                "samples": {"new_cold": cold, "new_warm": warm, "validate": validate},
+                "samples": {"new": times, "validate": validate},
             }
         )
         print(
-            f"  {example.stem:22} new cold {rows[-1]['new_cold_s']:.3f} s  warm {rows[-1]['new_warm_s']:.3f} s"
-            f"  validate {rows[-1]['validate_s']:.3f} s",
+            f"  {example.stem:22} new {rows[-1]['new_s']:.3f} s  validate {rows[-1]['validate_s']:.3f} s",
             flush=True,
         )
     return rows
@@ -621,7 +607,7 @@ PROFILED_EXAMPLE = "examples/lenet_digits.yaml"
 
 
 def profile_generation(work: Path, repeats: int) -> dict:
-    """Phase wall times of a cold `mscodegen new` (bench/genprofile.py), median of `repeats` fresh
+    """Phase wall times of `mscodegen new` (bench/genprofile.py), median of `repeats` fresh
     processes, in the environment of the other generation timings."""
     env = _generation_env(work)
     cmd = [sys.executable, "-m", "bench.genprofile", PROFILED_EXAMPLE]
@@ -631,7 +617,7 @@ def profile_generation(work: Path, repeats: int) -> dict:
     ]
     phases = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
     print(
-        "  cold `new` phases (s, median): " + "  ".join(f"{k} {v:.3f}" for k, v in phases.items()), flush=True
+        "  `new` phases (s, median): " + "  ".join(f"{k} {v:.3f}" for k, v in phases.items()), flush=True
     )
     return {"example": PROFILED_EXAMPLE, "median_s": phases, "runs": runs}
 
@@ -685,10 +671,10 @@ def print_tables(training: list[dict], generation: list[dict]) -> None:
             print(f"\nwarning: {busy} run(s) started above --max-load after every retry: numbers are noisy")
     if generation:
         print("\ngeneration, whole process wall time (median)")
-        print(f"{'example':36} {'new cold':>9} {'new warm':>9} {'validate':>9}")
+        print(f"{'example':36} {'new':>9} {'validate':>9}")
         for row in generation:
             print(
-                f"{row['example']:36} {row['new_cold_s']:9.3f} {row['new_warm_s']:9.3f} {row['validate_s']:9.3f}"
+                f"{row['example']:36} {row['new_s']:9.3f} {row['validate_s']:9.3f}"
             )
 
 

@@ -1,24 +1,24 @@
-"""Where a cold `mscodegen new` spends its time: `python -m bench.genprofile CONFIG` prints one JSON
-line of phase wall times (s), measured in this fresh process with the user cache off.
+"""Where `mscodegen new` spends its time: `python -m bench.genprofile CONFIG` prints one JSON line of
+phase wall times (s), measured in this fresh process.
 
 Phases, in the order `mscodegen new` runs them: import (mscodegen's config, plan and render modules:
 pydantic schema classes, jinja2, yaml), load (read + validate the YAML), plan, render (Jinja compile
-+ render of both variants), import_black, black (format both scripts, as mscodegen.generate does).
++ render of both variants), import_black, black (format both scripts, as mscodegen.output.generate does).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 
 def main() -> None:
-    os.environ["MSCODEGEN_NO_CACHE"] = "1"
     marks = [("start", time.perf_counter())]
-    from mscodegen import config, fmt, plan, render
+    from mscodegen import plan, render
+    from mscodegen.config import load as config
+    from mscodegen.render import fmt
 
     marks.append(("import", time.perf_counter()))
     loaded = config.load_config(Path(sys.argv[1]))

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from mscodegen.parity import RunResult, generate_both, run_script, step_differences
+from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
 REPO = Path(__file__).resolve().parents[1]
-
-# Tests exercise black and Jinja for real and must not fill the user's cache directory.
-os.environ.setdefault("MSCODEGEN_NO_CACHE", "1")
 
 # Small enough that one run of a generated script takes a few seconds on 2 CPU cores.
 TINY: dict = {

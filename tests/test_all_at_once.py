@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
 
 Found = list[tuple[str, int | None, int | None]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import mindspore as ms
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both, run_script
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, run_script
 
 BEST: dict = {
     "train": {"epochs": 5},

@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 from mscodegen.cli import main
-from mscodegen.write import LOCK_NAME
+from mscodegen.output.write import LOCK_NAME
 
 BASE = """\
 runtime: {mode: graph, seed: 1}

@@ -3,7 +3,7 @@
 Every test drives the real command line (`mscodegen.cli.main`) on real generated scripts of the
 tiny synthetic config, run from the config's directory with relative paths, as a user types them.
 Expected texts are never written by hand: they are a fresh generation of the same config
-(mscodegen.generate, what the CLI itself calls) with the test's edits applied.
+(mscodegen.output.generate, what the CLI itself calls) with the test's edits applied.
 
 black is memoised (`_memo_black`): it is a pure function of its input and costs ~0.3 s a script,
 and these tests generate the same few scripts dozens of times.
@@ -26,13 +26,13 @@ import black
 import numpy as np
 import pytest
 
-from mscodegen import generate as generate_module
 from mscodegen.cli import main
-from mscodegen.config import load_config
-from mscodegen.generate import generate
-from mscodegen.parity import run_script, step_differences
+from mscodegen.config.load import load_config
+from mscodegen.output import generate as generate_module
+from mscodegen.output.generate import generate
+from mscodegen.output.write import LOCK_NAME
 from mscodegen.plan import SCRIPT_NAMES
-from mscodegen.write import LOCK_NAME
+from mscodegen.run.parity import run_script, step_differences
 
 from conftest import TINY
 

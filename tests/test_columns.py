@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.generate import generate
-from mscodegen.parity import generate_both, run_script, step_differences
-from mscodegen.weights import compare_checkpoints
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.output.generate import generate
+from mscodegen.run.parity import generate_both, run_script, step_differences
+from mscodegen.run.weights import compare_checkpoints
 
 from conftest import assert_identical, run_both
 
@@ -283,7 +283,7 @@ def test_two_input_example_losses_and_final_weights_are_identical() -> None:
 @pytest.mark.slow
 def test_validate_run_names_the_configured_columns_when_a_factory_yields_others(tmp_path: Path) -> None:
     """A factory yielding three columns where the config names two (no `columns:`): caught by running."""
-    from mscodegen.preflight import run_preflight
+    from mscodegen.run.preflight import run_preflight
 
     text = """\
 network: {kind: builtin, name: mlp, hidden: [8], num_classes: 4, input_shape: [1, 4, 4]}

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
 
 BASE = """\
 runtime: {mode: graph, seed: 1}

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mscodegen.cli import main
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.generate import generate
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.output.generate import generate
 
 from conftest import REPO
 

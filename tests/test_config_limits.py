@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
 
 BASE = "network: {kind: builtin, name: mlp, num_classes: 10}\ndata:\n  train: {kind: digits, batch_size: 8}\n"
 

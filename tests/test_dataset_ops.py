@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen._dataset_ops import REFRESH_COMMAND, check_op, check_pipeline, load_table
+from mscodegen.catalog.dataset_ops import REFRESH_COMMAND, check_op, check_pipeline, load_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,7 @@ def test_pipeline_problems_carry_the_entry_index():
 
 def test_checking_does_not_import_mindspore():
     code = (
-        "import sys; from mscodegen._dataset_ops import check_pipeline\n"
+        "import sys; from mscodegen.catalog.dataset_ops import check_pipeline\n"
         "assert check_pipeline([{'Resize': {'size': 8}}, {'mindcv.Mixup': {'num_classes': 4}}]) == []\n"
         "print(sorted(m for m in sys.modules if m.startswith(('mindspore', 'mindcv', 'numpy'))))"
     )
@@ -200,7 +200,7 @@ def test_table_records_what_the_mindspore_docs_state():
 
 @pytest.mark.slow
 def test_shipped_table_matches_installed_mindspore():
-    installed = json.loads(run_python("-m", "mscodegen._dataset_ops", "--print"))
+    installed = json.loads(run_python("-m", "mscodegen.catalog.dataset_ops", "--print"))
     shipped = load_table()
     assert installed["versions"] == shipped["versions"], f"run: {REFRESH_COMMAND}"
     changed = sorted(
@@ -218,7 +218,7 @@ PROBE = r"""
 import importlib, json, sys
 import numpy as np
 import mindspore
-from mscodegen._dataset_ops import load_table
+from mscodegen.catalog.dataset_ops import load_table
 
 table = load_table()
 
@@ -370,7 +370,7 @@ def test_what_the_table_accepts_mindspore_builds_and_applies(applied, case_id, e
 @pytest.mark.slow
 def test_every_op_without_required_arguments_constructs():
     code = (
-        "import importlib, json\nfrom mscodegen._dataset_ops import load_table\nfailed = {}\n"
+        "import importlib, json\nfrom mscodegen.catalog.dataset_ops import load_table\nfailed = {}\n"
         "for name, op in load_table()['ops'].items():\n"
         "    if any(p['required'] or 'kind' in p for p in op['params']):\n        continue\n"
         "    try:\n        getattr(importlib.import_module(op['module']), op['class'])()\n"

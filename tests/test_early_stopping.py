@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
 from mscodegen.plan import build_shared
+from mscodegen.run.parity import step_differences
 
 from conftest import run_both
 

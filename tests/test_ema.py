@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both, run_script, step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, run_script, step_differences
 
 from conftest import TINY, UNTIL_OPTIMIZER, merge
 

@@ -1,4 +1,4 @@
-"""Tests for mscodegen.errors: ConfigError formatting and pydantic error translation."""
+"""Tests for mscodegen.config.errors: ConfigError formatting and pydantic error translation."""
 
 import pickle
 from typing import Annotated, Literal
@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mscodegen._yaml import load_yaml
-from mscodegen.errors import ConfigError, Problem, format_path, from_validation_error
+from mscodegen.config.errors import ConfigError, Problem, format_path, from_validation_error
+from mscodegen.config.reader import load_yaml
 
 
 class Strict(BaseModel):

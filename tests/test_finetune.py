@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from mscodegen.cli import main
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both, run_script, step_differences
-from mscodegen.preflight import map_failure
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, run_script, step_differences
+from mscodegen.run.preflight import map_failure
 
 from conftest import REPO, TINY, merge
 

@@ -13,8 +13,8 @@ import black
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.fmt import LINE_LENGTH
-from mscodegen.write import LOCK_NAME
+from mscodegen.output.write import LOCK_NAME
+from mscodegen.render.fmt import LINE_LENGTH
 
 from conftest import REPO
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscodegen.parity import generate_both, run_script, step_differences
+from mscodegen.run.parity import generate_both, run_script, step_differences
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ import yaml
 from PIL import Image
 
 from mscodegen.cli import main
-from mscodegen.config import load_config
+from mscodegen.config.load import load_config
 
 from conftest import run_both
 
@@ -603,7 +603,7 @@ def test_help_has_examples(capsys) -> None:
 
 
 def test_converter_imports_neither_mindspore_nor_mindcv() -> None:
-    code = "import sys, mscodegen.mindcv_recipe; print(any(m.split('.')[0] in ('mindspore', 'mindcv') for m in sys.modules))"
+    code = "import sys, mscodegen.recipes.mindcv; print(any(m.split('.')[0] in ('mindspore', 'mindcv') for m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
@@ -997,11 +997,9 @@ def _ops(entries: list[dict]) -> list:
     import mindspore as ms
     from mindspore.dataset import transforms, vision
 
-    from mscodegen import _pipeline
+    from mscodegen.catalog import pipeline
 
-    return [
-        eval(_pipeline.render(e), {"vision": vision, "transforms": transforms, "ms": ms}) for e in entries
-    ]
+    return [eval(pipeline.render(e), {"vision": vision, "transforms": transforms, "ms": ms}) for e in entries]
 
 
 def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:

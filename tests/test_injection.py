@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.generate import generate
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.output.generate import generate
 
 MARKER = "pwned_marker"
 PAYLOADS = [

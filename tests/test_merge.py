@@ -1,4 +1,4 @@
-"""Tests for mscodegen.merge.merge3 (line-based diff3 merge on the merge3 package).
+"""Tests for mscodegen.output.merge.merge3 (line-based diff3 merge on the merge3 package).
 
 Where git is installed, `git merge-file --diff3` is the oracle for the merged text.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen.merge import MergeResult, merge3, split_lines
+from mscodegen.output.merge import MergeResult, merge3, split_lines
 
 BASE = """\
 import mindspore as ms

@@ -16,9 +16,9 @@ import yaml
 from sklearn.datasets import load_digits
 from test_weight_init import PROBE
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both
 
 from conftest import REPO, TINY, assert_identical, merge, run_both
 

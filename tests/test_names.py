@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.generate import generate
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.output.generate import generate
 from mscodegen.schema.names import RESERVED_NAMES
 
 REPO = Path(__file__).resolve().parents[1]

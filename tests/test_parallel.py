@@ -19,12 +19,12 @@ import pytest
 import yaml
 
 from mscodegen.cli import main
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.generate import generate
-from mscodegen.launch import LAUNCH_NAME
-from mscodegen.msrun import child_env, rank_logs
-from mscodegen.parity import RunResult, generate_both, run_script, step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.output.generate import generate
+from mscodegen.render.launch import LAUNCH_NAME
+from mscodegen.run.msrun import child_env, rank_logs
+from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
 from conftest import TINY, merge
 
@@ -409,7 +409,7 @@ def test_child_env_puts_this_python_first_on_path(tmp_path: Path) -> None:
 
 
 def test_parity_workers_override_checks_the_rules(tmp_path: Path) -> None:
-    from mscodegen.parity import with_workers
+    from mscodegen.run.parity import with_workers
 
     loaded = load_config(write_yaml(tmp_path, "tiny", TINY))  # stand-alone, global batch 8
     two = with_workers(loaded, 2)
@@ -425,7 +425,7 @@ def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> 
     """msrun starts workers with setsid: on timeout they must die too, not linger on the CI machine."""
     import time
 
-    from mscodegen.msrun import run_launched
+    from mscodegen.run.msrun import run_launched
 
     fake = tmp_path / "fake_msrun.sh"
     fake.write_text("setsid sleep 300 &\necho $! > worker.pid\nsleep 300\n")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mscodegen.parity import step_differences
+from mscodegen.run.parity import step_differences
 
 from conftest import TINY, run_both
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.parity import step_differences
 from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.run.parity import step_differences
 
 MODEL, NATIVE = SCRIPT_NAMES["model"], SCRIPT_NAMES["native"]
 STEPS = 4

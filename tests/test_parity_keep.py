@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from mscodegen import msrun, parity
-from mscodegen.parity import RunResult
+from mscodegen.run import msrun, parity
+from mscodegen.run.parity import RunResult
 
 
 def test_relative_keep_is_resolved_once(tmp_path, monkeypatch) -> None:

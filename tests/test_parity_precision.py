@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from mscodegen.parity import generate_both, run_script, step_differences
+from mscodegen.run.parity import generate_both, run_script, step_differences
 
 from conftest import assert_identical, run_both
 

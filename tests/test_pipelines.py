@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both, step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, step_differences
 
 from conftest import REPO, function_source, run_both
 
@@ -329,7 +329,7 @@ def test_a_tuple_only_parameter_gets_a_tuple_that_mindspore_accepts():
     own type check rejects a list (checked on the real op, not on the table)."""
     from mindspore.dataset import vision
 
-    from mscodegen._pipeline import render
+    from mscodegen.catalog.pipeline import render
 
     code = render({"RandomCrop": {"size": 8, "padding": 2, "fill_value": [1, 2, 3]}})
     assert code == "vision.RandomCrop(size=8, padding=2, fill_value=(1, 2, 3))"

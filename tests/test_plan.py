@@ -13,10 +13,10 @@ from typing import Any
 import black
 import pytest
 
-from mscodegen.config import LoadedConfig, load_config
-from mscodegen.fmt import LINE_LENGTH
-from mscodegen.generate import generate
+from mscodegen.config.load import LoadedConfig, load_config
+from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan, call, literal
+from mscodegen.render.fmt import LINE_LENGTH
 
 REPO = Path(__file__).resolve().parents[1]
 MODE = black.Mode(line_length=LINE_LENGTH)

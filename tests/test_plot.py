@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.plot import parity_curves, series
+from mscodegen.run.plot import parity_curves, series
 
 LOSS = [
     {"step": 1, "epoch": 1, "loss": 2.5, "lr": 0.1, "loss_scale": 1024.0, "overflow": False},

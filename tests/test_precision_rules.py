@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
 
 REJECTED = [
     pytest.param(

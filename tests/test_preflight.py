@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.config import LoadedConfig, load_config
-from mscodegen.preflight import RunResult, diagnose, exception_line, map_failure, run_preflight
+from mscodegen.config.load import LoadedConfig, load_config
+from mscodegen.run.preflight import RunResult, diagnose, exception_line, map_failure, run_preflight
 
 TEXTS = Path(__file__).parent / "preflight_texts"
 
@@ -286,8 +286,8 @@ def test_preflight_imports_mindspore_only_in_the_children(loaded: LoadedConfig, 
     fake.write_text("#!/bin/sh\necho 'fast-dev-run: step 1 trained, loss: 2.3'\n")
     fake.chmod(0o755)
     code = (
-        "import sys; from pathlib import Path; from mscodegen.config import load_config; "
-        "from mscodegen.preflight import run_preflight; "
+        "import sys; from pathlib import Path; from mscodegen.config.load import load_config; "
+        "from mscodegen.run.preflight import run_preflight; "
         f"assert run_preflight(load_config(Path({str(loaded.path)!r})), python={str(fake)!r}) == []; "
         "bad = [m for m in ('mindspore', 'mindcv') if m in sys.modules]; "
         "assert not bad, bad"

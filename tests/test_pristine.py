@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mscodegen.cli import main
-from mscodegen.write import (
+from mscodegen.output.write import (
     LOCK_NAME,
     LockMeta,
     PristineError,

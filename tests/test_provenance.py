@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mscodegen.provenance import BEGIN, END, carry_over, explain_key, keys_at, lines_of, strip_markers
+from mscodegen.render.provenance import BEGIN, END, carry_over, explain_key, keys_at, lines_of, strip_markers
 
 MARKED = f"""import mindspore as ms
 {BEGIN}optimizer.lr

@@ -18,8 +18,8 @@ from pathlib import Path
 import mindspore as ms
 import pytest
 
-from mscodegen.parity import generate_both, run_script
-from mscodegen.resume_parity import run_resume_parity
+from mscodegen.run.parity import generate_both, run_script
+from mscodegen.run.resume_parity import run_resume_parity
 
 from conftest import TINY
 
@@ -197,7 +197,7 @@ def test_checkpoints_carry_the_config_and_are_written_by_mindspore(write_config,
     temporary files of their own; both variants store the config's sha256 and the step."""
     config = write_config(PLAIN)
     scripts = generate_both(config, tmp_path / "scripts")
-    from mscodegen.config import load_config
+    from mscodegen.config.load import load_config
 
     sha = load_config(config).sha256
     for variant, script in scripts.items():

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import yaml
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import step_differences
 
 from conftest import TINY, merge, run_both
 

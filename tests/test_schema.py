@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from mscodegen.cli import main
-from mscodegen.compose import compose
-from mscodegen.config import LoadedConfig, load_config
+from mscodegen.config.compose import compose
+from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.plan import build_plan
 from mscodegen.schema import Config
 from mscodegen.schema.data import Data

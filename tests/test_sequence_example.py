@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscodegen.config import load_config
-from mscodegen.parity import generate_both, run_script, step_differences
-from mscodegen.weights import compare_checkpoints
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, run_script, step_differences
+from mscodegen.run.weights import compare_checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sequence.yaml"

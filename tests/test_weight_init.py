@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mscodegen.config import load_config
-from mscodegen.errors import ConfigError
-from mscodegen.parity import generate_both, step_differences
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both, step_differences
 
 from conftest import TINY, UNTIL_OPTIMIZER, merge, run_both
 

@@ -1,4 +1,4 @@
-"""mscodegen.weights: final-weights comparison on small .ckpt files written by MindSpore itself."""
+"""mscodegen.run.weights: final-weights comparison on small .ckpt files written by MindSpore itself."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mscodegen.weights import CheckpointError, compare_arrays, compare_checkpoints
+from mscodegen.run.weights import CheckpointError, compare_arrays, compare_checkpoints
 
 # Run in a child: the test process never imports MindSpore (as mscodegen itself).
 WRITE_CKPTS = textwrap.dedent(

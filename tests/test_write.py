@@ -1,4 +1,4 @@
-"""Tests for mscodegen.write: lock file, refusal, force, 3-way update, atomicity."""
+"""Tests for mscodegen.output.write: lock file, refusal, force, 3-way update, atomicity."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mscodegen.write import (
+from mscodegen.output.write import (
     LOCK_NAME,
     EditedFilesError,
     LockError,
@@ -334,8 +334,8 @@ def test_second_update_is_a_no_op(out: Path) -> None:
 
 
 def test_update_merge_that_does_not_parse_becomes_a_conflict(tmp_path) -> None:
-    from mscodegen.merge import merge3
-    from mscodegen.write import _gated
+    from mscodegen.output.merge import merge3
+    from mscodegen.output.write import _gated
 
     base, ours, theirs = "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 2\nif True:\nc = 3\n", "a = 10\nb = 2\nc = 3\n"
     clean = merge3(base, ours, theirs)

@@ -1,11 +1,11 @@
-"""Tests for mscodegen._yaml: values, 1-based marks, and loader errors."""
+"""Tests for mscodegen.config.reader: values, 1-based marks, and loader errors."""
 
 from pathlib import Path
 
 import pytest
 
-from mscodegen._yaml import LoadedYaml, Mark, load_yaml, load_yaml_file
-from mscodegen.errors import ConfigError, Problem
+from mscodegen.config.errors import ConfigError, Problem
+from mscodegen.config.reader import LoadedYaml, Mark, load_yaml, load_yaml_file
 
 CONFIG = """\
 name: demo

@@ -11,16 +11,16 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from .. import _pipeline
-from ._base import RUN_NAME_PATTERN, Section
-from .data import Data, Dataset, ImportedData
-from .ema import Ema
-from .network import Network
-from .optim import ConstantLR, Loss, LossSection, LRSchedule, Optimizer
-from .parallel import Parallel
-from .precision import Amp, Grad, LossScale, NoLossScale
-from .runtime import Runtime
-from .training import Callbacks, Eval, Train
+from mscodegen.catalog import pipeline
+from mscodegen.schema._base import RUN_NAME_PATTERN, Section
+from mscodegen.schema.data import Data, Dataset, ImportedData
+from mscodegen.schema.ema import Ema
+from mscodegen.schema.network import Network
+from mscodegen.schema.optim import ConstantLR, Loss, LossSection, LRSchedule, Optimizer
+from mscodegen.schema.parallel import Parallel
+from mscodegen.schema.precision import Amp, Grad, LossScale, NoLossScale
+from mscodegen.schema.runtime import Runtime
+from mscodegen.schema.training import Callbacks, Eval, Train
 
 __all__ = ["Config", "image_shape_of", "soft_label_classes"]
 
@@ -46,7 +46,7 @@ def image_shape_of(
     elif isinstance(dataset.transforms, dict):
         image = dataset.transforms.get("image", [])
     if image is not None:
-        out = _pipeline.output_size(image)
+        out = pipeline.output_size(image)
         if out is False:
             return native
         if out is None or out is True:
@@ -97,7 +97,7 @@ def soft_label_classes(cfg: Config) -> int | None:
     if isinstance(classes, int):
         return classes
     for entry in ops:
-        name, kwargs = _pipeline.split_entry(entry)
-        if name == _pipeline.MINDCV_MIXUP and isinstance(kwargs.get("num_classes"), int):
+        name, kwargs = pipeline.split_entry(entry)
+        if name == pipeline.MINDCV_MIXUP and isinstance(kwargs.get("num_classes"), int):
             return int(kwargs["num_classes"])
     return None

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
 
-from .. import _pipeline
-from ._base import (
+from mscodegen.catalog import pipeline
+from mscodegen.schema._base import (
     Identifier,
     ImportPath,
     Kwargs,
@@ -47,7 +47,7 @@ class Transforms(Section):
 
 def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
     _check_literal_value(entry)
-    problems = _pipeline.entry_problems(entry, "a column")
+    problems = pipeline.entry_problems(entry, "a column")
     if problems:
         raise ValueError("; ".join(problems))
     return entry
@@ -92,7 +92,7 @@ TransformsField = Annotated[
 
 def _check_batch_entry(entry: dict[str, Any]) -> dict[str, Any]:
     _check_literal_value(entry)
-    problems = _pipeline.batch_entry_problems(entry)
+    problems = pipeline.batch_entry_problems(entry)
     if problems:
         raise ValueError("; ".join(problems))
     return entry
@@ -152,9 +152,9 @@ class _Loader(Section):
             ops = [
                 n
                 for entries in (transforms if isinstance(transforms, dict) else {}).values()
-                for n in _pipeline.python_only(entries)
+                for n in pipeline.python_only(entries)
             ]
-            ops += [n for n in _pipeline.names(self.batch_transforms) if n == _pipeline.MINDCV_MIXUP]
+            ops += [n for n in pipeline.names(self.batch_transforms) if n == pipeline.MINDCV_MIXUP]
             if ops:
                 raise ValueError(
                     f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
@@ -288,14 +288,14 @@ def pipelines_of(data: Data, split: str) -> dict[str, list[dict[str, Any]]] | No
     """The per-column pipelines data.<split> runs, or None for the fixed form (or no transforms).
 
     data.eval without a `transforms` key, when data.train has pipelines, runs train's deterministic part
-    (`_pipeline.eval_entries`: random crops become their deterministic counterparts, other random ops go).
+    (`pipeline.eval_entries`: random crops become their deterministic counterparts, other random ops go).
     """
     spec = data.train if split == "train" else data.eval
     transforms = getattr(spec, "transforms", None)
     train = getattr(data.train, "transforms", None)
     if split == "eval" and spec is not None and "transforms" not in spec.model_fields_set:  # noqa: SIM102
         if isinstance(train, dict) and hasattr(spec, "transforms") and set(train) <= set(columns_of(spec)):
-            return {column: _pipeline.eval_entries(entries) for column, entries in train.items()}
+            return {column: pipeline.eval_entries(entries) for column, entries in train.items()}
     return dict(transforms) if isinstance(transforms, dict) else None
 
 

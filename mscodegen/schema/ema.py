@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ._base import PositiveInt, Section
+from mscodegen.schema._base import PositiveInt, Section
 
 
 class Ema(Section):

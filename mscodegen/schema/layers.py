@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .network import BuiltinNetwork, MindcvNetwork
+from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
 
 VIT_DEPTHS = {"b": 12, "l": 24}  # mindcv vit_{b,l}_*: transformer blocks (blocks.0 ... blocks.depth-1)
 

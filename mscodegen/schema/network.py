@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .._mindcv_names import mindcv_model_names
-from .._suggest import close_matches
-from ._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, python_name
+from mscodegen.catalog.mindcv_names import mindcv_model_names
+from mscodegen.catalog.suggest import close_matches
+from mscodegen.schema._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, python_name
 
 # mindspore.common.initializer classes and the keyword arguments each takes.
 INITIALIZERS: dict[str, tuple[str, ...]] = {

@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from ._base import ImportPath, Kwargs, NonNegativeFloat, PositiveFloat, PositiveFloat32, PositiveInt, Section
+from mscodegen.schema._base import (
+    ImportPath,
+    Kwargs,
+    NonNegativeFloat,
+    PositiveFloat,
+    PositiveFloat32,
+    PositiveInt,
+    Section,
+)
 
 LOSS_CLASSES = (
     "SoftmaxCrossEntropyWithLogits",

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import Section
+from mscodegen.schema._base import Section
 
 
 class Parallel(Section):

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import ImportPath, PositiveFloat32, PositiveInt, Section
+from mscodegen.schema._base import ImportPath, PositiveFloat32, PositiveInt, Section
 
 FP32_CELL = Literal[
     "Softmax",

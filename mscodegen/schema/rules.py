@@ -13,18 +13,32 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import _pipeline
-from .._suggest import did_you_mean
-from . import Config, image_shape_of, soft_label_classes
-from ._base import python_name
-from .data import BUILTIN_COLUMNS, Dataset, ImportedData, columns_of, fixed_transforms, pipelines_of
-from .layers import layers_of
-from .names import collision, column_collision
-from .network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
-from .optim import CosineLR, ExponentialLR, ImportedLoss, PiecewiseLR, PolynomialLR, WarmupCosineLR
-from .precision import FixedLossScale
-from .sources import class_count, sample_count
-from .training import ImportedMetric, TopKMetric, eval_metrics
+from mscodegen.catalog import pipeline
+from mscodegen.catalog.suggest import did_you_mean
+from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema._base import python_name
+from mscodegen.schema.data import (
+    BUILTIN_COLUMNS,
+    Dataset,
+    ImportedData,
+    columns_of,
+    fixed_transforms,
+    pipelines_of,
+)
+from mscodegen.schema.layers import layers_of
+from mscodegen.schema.names import collision, column_collision
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, MindcvNetwork
+from mscodegen.schema.optim import (
+    CosineLR,
+    ExponentialLR,
+    ImportedLoss,
+    PiecewiseLR,
+    PolynomialLR,
+    WarmupCosineLR,
+)
+from mscodegen.schema.precision import FixedLossScale
+from mscodegen.schema.sources import class_count, sample_count
+from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 Path_ = tuple[str | int, ...]
 Problem = tuple[Path_, str]
@@ -174,7 +188,7 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Problem]:
         return
     transforms = fixed_transforms(cfg.data.train)
     pipelines = pipelines_of(cfg.data, "train")
-    if pipelines is not None and "HWC2CHW" not in _pipeline.names(pipelines.get("image", [])):
+    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
         yield (
             ("data", "train", "transforms", "image"),
             "builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
@@ -488,9 +502,9 @@ def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Pro
             "one-hot labels need the number of classes: give mindcv.Mixup's num_classes",
         )
     for i, entry in enumerate(train.batch_transforms):
-        name, kwargs = _pipeline.split_entry(entry)
+        name, kwargs = pipeline.split_entry(entry)
         at: Path_ = ("data", "train", "batch_transforms", i)
-        if name != _pipeline.MINDCV_MIXUP:
+        if name != pipeline.MINDCV_MIXUP:
             continue
         given = kwargs.get("num_classes", 1000)
         if classes is not None and given != classes:
@@ -502,7 +516,7 @@ def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Pro
             yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
         pipelines = pipelines_of(cfg.data, "train")
         fixed = fixed_transforms(train)
-        chw = (pipelines is not None and "HWC2CHW" in _pipeline.names(pipelines.get("image", []))) or (
+        chw = (pipelines is not None and "HWC2CHW" in pipeline.names(pipelines.get("image", []))) or (
             fixed is not None and fixed.hwc_to_chw
         )
         if not chw:
@@ -529,7 +543,7 @@ def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Prob
 def _normalizes(cfg: Config, split: str) -> bool:
     pipelines = pipelines_of(cfg.data, split)
     if pipelines is not None:
-        return any(n in ("Normalize", "NormalizePad") for n in _pipeline.names(pipelines.get("image", [])))
+        return any(n in ("Normalize", "NormalizePad") for n in pipeline.names(pipelines.get("image", [])))
     transforms = fixed_transforms(cfg.data.train if split == "train" else cfg.data.eval)
     return transforms is not None and transforms.normalize is not None
 

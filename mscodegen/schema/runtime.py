@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import MAX_SEED, PositiveInt, Section, Seed
+from mscodegen.schema._base import MAX_SEED, PositiveInt, Section, Seed
 
 
 class Runtime(Section):

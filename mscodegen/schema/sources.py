@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .data import Cifar10Data, DigitsData, ImageFolderData, MnistData, SyntheticData
+from mscodegen.schema.data import Cifar10Data, DigitsData, ImageFolderData, MnistData, SyntheticData
 
 DIGITS_TOTAL = 1797  # sklearn.datasets.load_digits
 CIFAR10_RECORD = 1 + 32 * 32 * 3  # one label byte, then the 3x32x32 image

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ._base import ImportPath, Kwargs, PositiveInt, Section
+from mscodegen.schema._base import ImportPath, Kwargs, PositiveInt, Section
 
 
 class Train(Section):

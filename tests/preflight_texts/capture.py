@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from test_preflight import CONFIG, factory  # noqa: E402
 
-from mscodegen.parity import generate_both  # noqa: E402
+from mscodegen.run.parity import generate_both  # noqa: E402
 
 ZEROS = "np.zeros(num, np.int32)"
 KWARG_CONFIG = CONFIG.replace(

@@ -1,0 +1,236 @@
+"""Transform pipelines (`data.*.transforms: {column: [{OpName: {kwargs}}, ...]}`): checks and rendering.
+
+Names and keyword arguments are checked against the shipped op table (`_dataset_ops`); this module adds
+what the table's `accepts` kinds mean for a config, and how each value is spelled in the script:
+
+- `literal`: the YAML value as a Python literal; lists stay lists, except for a parameter whose stated
+  type is a tuple and never a list or sequence (`fill_value: Union[int, tuple[int]]`): MindSpore's
+  type checks reject a list there, so it is written as a tuple;
+- `enum:<Name>`: a member name, `interpolation: BILINEAR` -> `vision.Inter.BILINEAR`;
+- `dtype`: a MindSpore dtype name, `data_type: int32` -> `ms.int32`;
+- `ops` (RandomApply, RandomChoice, Compose, ...): a nested pipeline list;
+- `path`, `array`, `object`, `unknown`: rejected (a config cannot give them).
+
+Eval pipelines derived from a train pipeline keep its deterministic part (`eval_entries`):
+`RandomResizedCrop(size)` becomes `Resize(size)`, `RandomCrop(size)` becomes `CenterCrop(size)`, and every
+other random op (a name starting with `Random`, and those in `RANDOM_OPS`) is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mscodegen.catalog.dataset_ops import check_pipeline, load_table
+from mscodegen.catalog.literals import literal
+from mscodegen.catalog.suggest import close_matches
+
+MODULE_ALIASES = {
+    "mindspore.dataset.vision": "vision",
+    "mindspore.dataset.transforms": "transforms",
+    "mindspore.dataset.text": "text",
+}
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16",
+)  # fmt: skip
+# Random ops whose names do not start with "Random".
+RANDOM_OPS = frozenset(
+    {"AutoAugment", "RandAugment", "TrivialAugmentWide", "UniformAugment", "CutOut", "MixUp", "RandomErasing"}
+)
+EVAL_REPLACEMENTS = {"RandomResizedCrop": "Resize", "RandomCrop": "CenterCrop"}
+SIZE_OPS = ("Resize", "RandomResizedCrop", "CenterCrop", "RandomCrop", "ResizedCrop")
+
+Entry = Mapping[str, Any]
+
+
+def split_entry(entry: Entry) -> tuple[str, dict[str, Any]]:
+    ((name, kwargs),) = entry.items()
+    return name, dict(kwargs or {})
+
+
+def _op(name: str) -> dict[str, Any]:
+    op: dict[str, Any] = load_table()["ops"][name]
+    return op
+
+
+def _enum_prefix(enum: str) -> str | None:
+    module = load_table()["enums"].get(enum, {}).get("module")
+    alias = MODULE_ALIASES.get(module or "")
+    return f"{alias}.{enum}" if alias else None
+
+
+def entry_problems(entry: object, column: str) -> list[str]:
+    """Every problem with one per-column pipeline entry (table check, then what a config can give)."""
+    problems = [msg for _, msg in check_pipeline([entry])]
+    if problems:
+        return problems
+    assert isinstance(entry, Mapping)
+    name, kwargs = split_entry(entry)
+    op = _op(name)
+    if op["input"] == "batch":
+        return [f"{name} mixes whole batches: it cannot run in the per-column pipeline of `{column}`"]
+    if MODULE_ALIASES.get(op["module"]) is None:
+        return [f"{name} is not a mindspore.dataset op"]
+    params = {p["name"]: p for p in op["params"]}
+    for key, value in kwargs.items():
+        problems += _value_problems(name, params[key], value, column)
+    return problems
+
+
+def _value_problems(name: str, param: dict[str, Any], value: object, column: str) -> list[str]:
+    accepts: list[str] = param["accepts"]
+    key = param["name"]
+    enums = [a.removeprefix("enum:") for a in accepts if a.startswith("enum:")]
+    if enums:
+        members = [m for e in enums for m in load_table()["enums"][e]["members"]]
+        if isinstance(value, str) and value in members:
+            return []
+        if "literal" not in accepts:
+            close = close_matches(str(value), members)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            return [f"{name}: `{key}` is one of {', '.join(members)} (got {value!r}){hint}"]
+    if "dtype" in accepts:
+        if isinstance(value, str) and value in DTYPES:
+            return []
+        return [f"{name}: `{key}` is a dtype name, one of {', '.join(DTYPES)} (got {value!r})"]
+    if "ops" in accepts:
+        entries = value if isinstance(value, list) else [value]
+        return [
+            f"{name}.{key}[{i}]: {msg}" for i, e in enumerate(entries) for msg in entry_problems(e, column)
+        ]
+    if "literal" in accepts:
+        return []
+    return [f"{name}: `{key}` takes a {param['type']}, which a config cannot give"]
+
+
+def render(entry: Entry) -> str:
+    """One entry as a Python call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
+    name, kwargs = split_entry(entry)
+    op = _op(name)
+    params = {p["name"]: p for p in op["params"]}
+    args = [f"{key}={_value(params[key], value)}" for key, value in kwargs.items()]
+    return f"{MODULE_ALIASES[op['module']]}.{op['class']}({', '.join(args)})"
+
+
+def _value(param: dict[str, Any], value: Any) -> str:
+    accepts: list[str] = param["accepts"]
+    for kind in accepts:
+        if kind.startswith("enum:") and isinstance(value, str):
+            enum = kind.removeprefix("enum:")
+            if value in load_table()["enums"][enum]["members"]:
+                return f"{_enum_prefix(enum)}.{value}"
+    if "dtype" in accepts:
+        return f"ms.{value}"
+    if "ops" in accepts:
+        entries = value if isinstance(value, list) else [value]
+        return "[" + ", ".join(render(e) for e in entries) + "]"
+    if isinstance(value, list) and _tuple_only(param["type"]):
+        return literal(tuple(value))
+    return literal(value)
+
+
+def _tuple_only(stated_type: str) -> bool:
+    lowered = stated_type.lower()
+    return "tuple" in lowered and "list" not in lowered and "sequence" not in lowered
+
+
+def modules(entries: Sequence[Entry]) -> set[str]:
+    """The script-level modules (`vision`, `transforms`, `text`, `ms`) the rendered entries use."""
+    used: set[str] = set()
+    for entry in entries:
+        name, kwargs = split_entry(entry)
+        op = _op(name)
+        used.add(MODULE_ALIASES[op["module"]])
+        for param in op["params"]:
+            if param["name"] not in kwargs:
+                continue
+            value = kwargs[param["name"]]
+            if "dtype" in param["accepts"]:
+                used.add("ms")
+            elif "ops" in param["accepts"]:
+                used |= modules(value if isinstance(value, list) else [value])
+            elif isinstance(value, str):
+                for kind in param["accepts"]:
+                    if kind.startswith("enum:") and value in load_table()["enums"][kind[5:]]["members"]:
+                        used.add(_enum_prefix(kind[5:]).split(".")[0])  # type: ignore[union-attr]
+    return used
+
+
+def is_random(name: str) -> bool:
+    return name.startswith("Random") or name in RANDOM_OPS
+
+
+def eval_entries(entries: Sequence[Entry]) -> list[dict[str, Any]]:
+    """The deterministic part of a train pipeline (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        name, kwargs = split_entry(entry)
+        if name in EVAL_REPLACEMENTS:
+            size = kwargs["size"]  # Resize(int) would keep the aspect ratio: give both sides
+            out.append({EVAL_REPLACEMENTS[name]: {"size": [size, size] if isinstance(size, int) else size}})
+        elif not is_random(name):
+            out.append({name: kwargs})
+    return out
+
+
+def names(entries: Sequence[Entry]) -> list[str]:
+    return [split_entry(e)[0] for e in entries]
+
+
+def output_size(entries: Sequence[Entry]) -> tuple[int, int] | None | bool:
+    """(height, width) the last sizing op gives, when its `size` is a literal int or [h, w];
+    None when unknown; False when no op changes the size."""
+    size: tuple[int, int] | None | bool = False
+    for entry in entries:
+        name, kwargs = split_entry(entry)
+        if name in SIZE_OPS:
+            value = kwargs.get("size")
+            if isinstance(value, int) and name != "Resize":
+                size = (value, value)
+            elif isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+                size = (value[0], value[1])
+            else:  # Resize(int) keeps the aspect ratio: the size is not known statically
+                size = None
+    return size
+
+
+def python_only(entries: Sequence[Entry]) -> list[str]:
+    """Ops that run in Python only (reproducible with one worker only)."""
+    return [n for n in names(entries) if _op(n)["impl"] == "python"]
+
+
+# ---- batch-level ops (data.train.batch_transforms) -----------------------------------------------------
+
+MINDCV_MIXUP = "mindcv.Mixup"
+# Ops that need one-hot labels before batch() (transforms.OneHot), per the op table's docstring.
+NEEDS_ONE_HOT = ("MixUpBatch", "CutMixBatch")
+
+
+def batch_entry_problems(entry: object) -> list[str]:
+    """Every problem with one data.train.batch_transforms entry."""
+    problems = [msg for _, msg in check_pipeline([entry])]
+    if problems:
+        return problems
+    assert isinstance(entry, Mapping)
+    name, kwargs = split_entry(entry)
+    op = _op(name)
+    if op["input"] != "batch":
+        return [f"{name} works on one sample: put it in data.train.transforms"]
+    if name == "MixUp":
+        return ["vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"]
+    params = {p["name"]: p for p in op["params"]}
+    for key, value in kwargs.items():
+        problems += _value_problems(name, params[key], value, "batch")
+    return problems
+
+
+def render_batch(entry: Entry) -> str:
+    name, kwargs = split_entry(entry)
+    if name == MINDCV_MIXUP:
+        return f"Mixup({', '.join(f'{k}={literal(v)}' for k, v in kwargs.items())})"
+    return render(entry)
+
+
+def batch_modules(entries: Sequence[Entry]) -> set[str]:
+    return {"mindcv" if split_entry(e)[0] == MINDCV_MIXUP else "vision" for e in entries}

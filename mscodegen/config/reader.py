@@ -1,0 +1,286 @@
+"""Load YAML into plain Python values while remembering where every node came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from mscodegen.config.errors import ConfigError, Problem, format_path
+
+YamlPath = tuple[str | int, ...]
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+MAX_DEPTH = 64  # nested collections; PyYAML's composer recurses, so deeper input is rejected first
+MAX_NODES = 100_000  # values after expanding aliases (a "billion laughs" file stops here)
+_BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+class _TooLarge(Exception):
+    """Raised inside the builder once MAX_NODES values have been built."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A 1-based position in the YAML text; ``source`` names the file (or ``--set``) when composed."""
+
+    line: int
+    column: int
+    source: str | None = None
+
+
+@dataclass
+class LoadedYaml:
+    """Plain data plus the marks of its value nodes and mapping keys, by path."""
+
+    data: Any
+    marks: dict[YamlPath, Mark] = field(default_factory=dict)
+    key_marks: dict[YamlPath, Mark] = field(default_factory=dict)
+    source: str = "<string>"
+    problems: list[Problem] = field(default_factory=list)  # non-fatal: duplicate keys, bad values
+
+    def mark_for(self, loc: tuple[str | int, ...], *, key: bool = False) -> tuple[YamlPath, Mark]:
+        """Map a pydantic error location to (matched YAML path, best mark).
+
+        Location elements absent from the data (union tags such as ``"adam"``,
+        ``"function-after[...]"`` or a missing field) are skipped. With ``key=True``
+        and a final element that matched a mapping key, the key's mark is returned.
+        """
+        value, last_is_key = self.data, False
+        path: YamlPath = ()
+        for element in loc:
+            if isinstance(value, dict) and isinstance(element, str) and element in value:
+                value, last_is_key = value[element], True
+            elif isinstance(value, list) and type(element) is int and 0 <= element < len(value):
+                value, last_is_key = value[element], False
+            else:
+                last_is_key = False
+                continue
+            path += (element,)
+        if key and last_is_key:
+            return path, self.key_marks[path]
+        return path, self.marks[path]
+
+
+def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
+    """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys.
+
+    With ``strict=False`` the problems of a document that did parse are returned in ``problems``
+    instead: duplicate keys (the first value is kept), values that cannot be read, unsupported tags,
+    non-string keys (the value is None, or the key is left out), so that the caller can report them
+    together with the schema's errors.
+    """
+    try:
+        _check_depth(text, source)
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, source) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, source) from None
+    try:
+        root = loader.get_single_node()
+        if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
+            return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
+        if not isinstance(root, MappingNode):
+            where = _mark(root)
+            problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
+            raise ConfigError([problem], source)
+        builder = _Builder(loader)
+        try:
+            data = builder.build(root, ())
+        except _TooLarge:
+            raise ConfigError(builder.problems, source) from None
+        if builder.problems and strict:
+            raise ConfigError(builder.problems, source)
+        return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, source) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([Problem("", None, None, f"invalid YAML: {exc}")], source) from None
+    finally:
+        loader.dispose()
+
+
+def load_yaml_file(path: Path, *, strict: bool = True) -> LoadedYaml:
+    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError([Problem("", None, None, "file not found")], source) from None
+    except OSError as exc:
+        message = f"cannot read file: {exc.strerror or exc}"
+        raise ConfigError([Problem("", None, None, message)], source) from None
+    return load_yaml(decode(raw, source), source, strict=strict)
+
+
+def decode(raw: bytes, source: str) -> str:
+    """The text of ``raw`` by its BOM (UTF-8 without one); the first undecodable byte is located."""
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start].decode(encoding)  # decodes: the error is the first bad byte
+        before = before.removeprefix("\ufeff")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        name = {"utf-8-sig": "UTF-8"}.get(encoding, encoding.upper())
+        message = f"file is not valid {name}: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        if encoding == "utf-8":
+            message += " (save the file as UTF-8)"
+        raise ConfigError([Problem("", line, column, message)], source) from None
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Reject deeply nested collections from the (non-recursive) event stream, before composing."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                where = event.start_mark
+                message = f"collections are nested more than {MAX_DEPTH} levels deep"
+                line, column = (where.line + 1, where.column + 1) if where is not None else (None, None)
+                raise ConfigError([Problem("", line, column, message)], source)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _mark(node: Node) -> Mark:
+    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Builder:
+    """Turn a composed node tree into plain values, collecting marks and problems."""
+
+    def __init__(self, loader: yaml.SafeLoader) -> None:
+        self.loader = loader
+        self.marks: dict[YamlPath, Mark] = {}
+        self.key_marks: dict[YamlPath, Mark] = {}
+        self.problems: list[Problem] = []
+        self._active: set[int] = set()  # collection nodes being built, to stop alias cycles
+
+    def problem(self, path: YamlPath, mark: Mark, message: str) -> None:
+        self.problems.append(Problem(format_path(path), mark.line, mark.column, message))
+
+    def build(self, node: Node, path: YamlPath) -> Any:
+        self.marks[path] = _mark(node)
+        if len(self.marks) > MAX_NODES or len(path) > MAX_DEPTH:
+            limit = f"more than {MAX_NODES} values" if len(self.marks) > MAX_NODES else "too deep nesting"
+            self.problem(path, _mark(node), f"aliases expand to {limit}; write the values out instead")
+            raise _TooLarge
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, path)
+        if id(node) in self._active:
+            self.problem(path, _mark(node), "an alias refers to a node that contains it")
+            return None
+        if node.tag not in (_MAP_TAG, _SEQ_TAG):
+            self.problem(path, _mark(node), f"unsupported YAML tag {node.tag!r}")
+            return None
+        self._active.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            assert isinstance(node, MappingNode)  # the tag check above leaves sequences and mappings
+            return self._mapping(node, path)
+        finally:
+            self._active.discard(id(node))
+
+    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+        if node.tag == _TIMESTAMP_TAG:
+            return node.value  # keep dates as written rather than datetime objects
+        try:
+            return self.loader.construct_object(node)
+        except (yaml.YAMLError, ValueError) as exc:
+            reason = getattr(exc, "problem", None) or str(exc)
+            self.problem(path, _mark(node), f"cannot read value: {reason}")
+            return None
+
+    def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:  # `<<: *base` - explicit keys win, so merge first
+                result.update(self._merged(value_node, path))
+        seen: dict[str, Mark] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key_mark = _mark(key_node)
+            key = self._key(key_node, path, key_mark)
+            if key is None:
+                continue
+            if key in seen:
+                first = seen[key]
+                message = f"duplicate key '{key}' (first defined at line {first.line})"
+                self.problem((*path, key), key_mark, message)
+                continue
+            seen[key] = key_mark
+            self.key_marks[(*path, key)] = key_mark
+            result[key] = self.build(value_node, (*path, key))
+        return result
+
+    def _merged(self, node: Node, path: YamlPath) -> dict[str, Any]:
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        result: dict[str, Any] = {}
+        for source in reversed(sources):  # earlier sources take precedence
+            if not isinstance(source, MappingNode) or id(source) in self._active:
+                message = "'<<' must refer to a mapping or a list of mappings"
+                self.problem(path, _mark(source), message)
+                continue
+            self._active.add(id(source))
+            try:
+                result.update(self._mapping(source, path))
+            finally:
+                self._active.discard(id(source))
+        return result
+
+    def _key(self, node: Node, path: YamlPath, mark: Mark) -> str | None:
+        value = self._scalar(node, path) if isinstance(node, ScalarNode) else node
+        if isinstance(value, str):
+            return value
+        if isinstance(node, ScalarNode):
+            shown = f"{node.value!r}, which YAML reads as {value!r}"
+        else:
+            shown = "a collection"
+        message = f"mapping keys must be strings, got {shown}; quote it if it is text"
+        self.problem(path, mark, message)
+        return None
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, source: str) -> ConfigError:
+    mark = exc.problem_mark or exc.context_mark
+    message = exc.problem or exc.context or "syntax error"
+    if exc.problem and exc.context:
+        where = exc.context_mark
+        if where is not None and not _same_place(where, exc.problem_mark):
+            message += f" ({exc.context} at {where.line + 1}:{where.column + 1})"
+    if "'\\t'" in message:
+        message += "; YAML does not allow tabs for indentation"
+    line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    return ConfigError([Problem("", line, column, f"invalid YAML: {message}")], source)
+
+
+def _same_place(a: yaml.Mark, b: yaml.Mark | None) -> bool:
+    return b is not None and (a.line, a.column) == (b.line, b.column)
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, source: str) -> ConfigError:
+    position = exc.position
+    line = text.count("\n", 0, position) + 1
+    column = position - text.rfind("\n", 0, position)
+    message = f"invalid YAML: unacceptable character #x{exc.character:04x}"
+    return ConfigError([Problem("", line, column, message)], source)

@@ -1,0 +1,45 @@
+"""Config file -> generated files: the pipeline every CLI command shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mscodegen import __version__
+from mscodegen.config.load import LoadedConfig
+from mscodegen.output.write import LockMeta
+from mscodegen.plan import SCRIPT_NAMES, VARIANTS, Variant, build_shared, variant_plan
+from mscodegen.render import render
+from mscodegen.render.fmt import black_version, format_all
+from mscodegen.render.launch import LAUNCH_NAME, render_launch
+
+
+def default_out_dir(loaded: LoadedConfig) -> Path:
+    return Path("generated") / loaded.name
+
+
+def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
+    """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
+    shared = build_shared(
+        loaded.config,
+        source=loaded.path.as_posix(),
+        config_dir=loaded.path.parent,
+        out_dir=out_dir,
+        name=loaded.name,
+        config_sha256=loaded.sha256,
+    )
+    sources = {SCRIPT_NAMES[v]: render(variant_plan(loaded.config, shared, v)) for v in variants}
+    files = format_all(sources)
+    launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
+    if launch is not None:
+        files[LAUNCH_NAME] = launch
+    return files
+
+
+def lock_meta(loaded: LoadedConfig) -> LockMeta:
+    return LockMeta(
+        config=loaded.path.as_posix(),
+        config_sha256=loaded.sha256,
+        mscodegen_version=__version__,
+        black_version=black_version(),
+        overrides=loaded.overrides,
+    )

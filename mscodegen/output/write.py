@@ -1,0 +1,461 @@
+"""Write generated files without ever losing a user's edits.
+
+Each generated file's pristine text (what mscodegen wrote, before any edit) is kept
+as a plain file under ``<out>/.mscodegen/pristine/``; the lock (:data:`LOCK_NAME`)
+records the producer metadata and the sha256 of each pristine text. So
+``write_new`` can refuse to clobber edits and ``update`` can 3-way merge them.
+
+Format 1 locks held the pristine texts themselves as JSON strings; they are still
+read, and the next ``new`` or ``update`` migrates them (pristine files written,
+lock rewritten in format 2).
+
+Every file is replaced atomically, and the lock is written last: it is the commit
+point. A pristine file replaced before an interrupted run could write the lock no
+longer matches the lock's hash, so its previous text is first copied to
+``.mscodegen/previous/`` and read from there until the lock is committed (then the
+copy is removed). A pristine file that is missing or matches neither raises
+:class:`PristineError`: mscodegen cannot tell edits from generated code without it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+
+from mscodegen.output.merge import MergeResult, merge3, unified_diff
+
+LOCK_NAME = ".mscodegen-lock.json"
+LOCK_FORMAT = 2
+LEGACY_LOCK_FORMAT = 1  # pristine texts inside the lock; read, migrated on the next write
+STATE_DIR = ".mscodegen"
+PRISTINE_DIR = f"{STATE_DIR}/pristine"
+PREVIOUS_DIR = f"{STATE_DIR}/previous"  # pristine texts of an uncommitted write (see the docstring)
+_MARKER_RE = re.compile(r"^<<<<<<< yours\r?$", re.MULTILINE)
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x wherever +r is set
+
+
+class WriteError(Exception):
+    """Base class for errors raised while writing generated files."""
+
+
+class NoLockError(WriteError):
+    """The output directory has no lock file."""
+
+    def __init__(self, out_dir: Path) -> None:
+        super().__init__(
+            f"No {LOCK_NAME} in {out_dir}: nothing to update. "
+            "Run `mscodegen new` first to generate the files."
+        )
+
+
+class LockError(WriteError):
+    """The lock file exists but cannot be read."""
+
+
+class PristineError(WriteError):
+    """A pristine copy is missing or does not match the hash in the lock; nothing was written."""
+
+    def __init__(self, out_dir: Path, name: str, problem: str) -> None:
+        self.name = name
+        path = pristine_path(out_dir, name)
+        super().__init__(
+            f"{path} {problem}, so mscodegen cannot tell your edits to {Path(out_dir) / name} "
+            "from generated code (nothing was written). Restore it from version control "
+            f"(e.g. `git checkout -- {path}`), or regenerate with `mscodegen new --force` "
+            "(an edited file is then kept as <file>.bak)."
+        )
+
+
+class UnresolvedConflictError(WriteError):
+    """A file still holds conflict markers from an earlier ``update``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} still has conflict markers from a previous `mscodegen update` "
+            f"(your version is in {path.name}.orig). Resolve them, then retry."
+        )
+
+
+class EditedFilesError(WriteError):
+    """Files were edited since generation; nothing was written."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = list(paths)
+        names = "\n".join(f"  {p}" for p in self.paths)
+        super().__init__(
+            f"Refusing to overwrite {len(self.paths)} file(s) changed since "
+            f"they were generated (nothing was written):\n{names}\n"
+            "Use `mscodegen update` to merge your edits into the new version, "
+            "or `--force` to overwrite (each edited file is kept as <name>.bak)."
+        )
+
+
+@dataclass(frozen=True)
+class LockMeta:
+    """What produced the generated files."""
+
+    config: str
+    config_sha256: str
+    mscodegen_version: str
+    black_version: str
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts the files were generated with
+
+
+def sha256(text: str) -> str:
+    """Hex sha256 of ``text`` encoded as UTF-8 (how pristine texts are hashed in the lock)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Lock:
+    """Lock file content: producer metadata and the sha256 of each pristine text, by file name.
+
+    ``legacy_texts`` holds the pristine texts found inside a format-1 lock (empty otherwise).
+    """
+
+    meta: LockMeta
+    files: dict[str, str] = field(default_factory=dict)
+    legacy_texts: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Deterministic format-2 JSON: sorted keys, indent 2, trailing newline."""
+        meta: dict[str, object] = dict(asdict(self.meta))
+        if not self.meta.overrides:
+            del meta["overrides"]  # locks without overrides read as before
+        else:
+            meta["overrides"] = list(self.meta.overrides)
+        files = {name: {"sha256": digest} for name, digest in self.files.items()}
+        doc = {"format": LOCK_FORMAT, "meta": meta, "files": files}
+        return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class WriteReport:
+    """Outcome of :func:`write_new`: status per file and ``.bak`` names written."""
+
+    # created | unchanged | updated (was unedited) | overwritten (edited, forced)
+    statuses: dict[str, str] = field(default_factory=dict)
+    backups: list[str] = field(default_factory=list)
+
+
+@dataclass
+class UpdateReport:
+    """Outcome of :func:`update`; ``diffs`` are disk -> result per changed file."""
+
+    # unchanged | updated | merged | conflict | created
+    statuses: dict[str, str] = field(default_factory=dict)
+    conflicts: list[tuple[str, int]] = field(default_factory=list)
+    diffs: dict[str, str] = field(default_factory=dict)
+    originals: list[str] = field(default_factory=list)
+
+    @property
+    def has_conflicts(self) -> bool:
+        """True if any file was written with conflict markers."""
+        return bool(self.conflicts)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, no newline translation) atomically.
+
+    Writes a temp file in the same directory, fsyncs it and ``os.replace``-s it
+    over ``path``, keeping the old file's mode bits. On failure the temp file is
+    removed and the old file (if any) is left as it was.
+    """
+    path = Path(path)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:  # new file: what open() would give under the umask
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _read(path: Path) -> str | None:
+    """File text exactly as stored (no newline translation), or None if missing."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _relative(name: str) -> PurePosixPath:
+    """``name`` as a relative path; reject names escaping the output dir or naming mscodegen's own files."""
+    rel = PurePosixPath(name)
+    if not name or rel.is_absolute() or ".." in rel.parts or name == LOCK_NAME or rel.parts[0] == STATE_DIR:
+        raise ValueError(f"invalid generated file name {name!r}")
+    return rel
+
+
+def _target(out_dir: Path, name: str) -> Path:
+    """Path of generated file ``name``."""
+    return Path(out_dir, *_relative(name).parts)
+
+
+def pristine_path(out_dir: Path, name: str) -> Path:
+    """Where the pristine text of generated file ``name`` is kept."""
+    return Path(out_dir, PRISTINE_DIR, *_relative(name).parts)
+
+
+def _previous_path(out_dir: Path, name: str) -> Path:
+    return Path(out_dir, PREVIOUS_DIR, *_relative(name).parts)
+
+
+def _write(path: Path, text: str, *, executable: bool = True) -> None:
+    """Atomically write ``text`` unless already there, creating parent dirs.
+
+    Files named ``*.sh`` are made executable (``x`` added wherever ``r`` is set) when
+    written, unless ``executable`` is false (pristine copies).
+    """
+    if _read(path) != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+        if executable and path.suffix in EXECUTABLE_SUFFIXES:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            os.chmod(path, mode | (mode & 0o444) >> 2)
+
+
+def read_lock(out_dir: Path) -> Lock | None:
+    """Lock stored in ``out_dir`` (format 2, or a format-1 lock to migrate), or None if there is none."""
+    path = Path(out_dir) / LOCK_NAME
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+        files = dict(doc["files"])
+        legacy: dict[str, str] = {}
+        if doc["format"] == LEGACY_LOCK_FORMAT:
+            if not all(isinstance(v, str) for v in files.values()):
+                raise ValueError("file texts must be strings")
+            legacy = files
+            files = {name: sha256(text) for name, text in legacy.items()}
+        elif doc["format"] == LOCK_FORMAT:
+            files = {name: entry["sha256"] for name, entry in files.items()}
+            if not all(isinstance(v, str) and _SHA256_RE.match(v) for v in files.values()):
+                raise ValueError("each file needs a sha256 (64 hex digits)")
+        else:
+            raise ValueError(f"unsupported format {doc['format']!r}")
+        for name in files:
+            _relative(name)
+        meta = dict(doc["meta"])
+        overrides = meta.pop("overrides", [])
+        if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+            raise ValueError("meta.overrides must be a list of strings")
+        return Lock(LockMeta(**meta, overrides=tuple(overrides)), dict(sorted(files.items())), legacy)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise LockError(f"cannot read {path}: {exc!r}") from exc
+
+
+def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, PristineError]]:
+    """Pristine text of each file in ``lock`` whose copy matches its hash; the others' errors.
+
+    A format-1 lock supplies its own texts. Otherwise the copy under ``PRISTINE_DIR`` is
+    used, or the one under ``PREVIOUS_DIR`` left by an interrupted write.
+    """
+    out_dir = Path(out_dir)
+    texts: dict[str, str] = {}
+    errors: dict[str, PristineError] = {}
+    for name, digest in lock.files.items():
+        if name in lock.legacy_texts:
+            texts[name] = lock.legacy_texts[name]
+            continue
+        current = _read(pristine_path(out_dir, name))
+        previous = _read(_previous_path(out_dir, name))
+        for text in (current, previous):
+            if text is not None and sha256(text) == digest:
+                texts[name] = text
+                break
+        else:
+            problem = "is missing" if current is None else "does not match the sha256 recorded in the lock"
+            errors[name] = PristineError(out_dir, name, problem)
+    return texts, errors
+
+
+def _next_lock(old: Lock | None, files: dict[str, str], meta: LockMeta) -> Lock:
+    """Lock after writing ``files``: entries for other files are kept."""
+    kept = dict(old.files) if old else {}
+    kept.update({name: sha256(text) for name, text in files.items()})
+    return Lock(meta, dict(sorted(kept.items())))
+
+
+def _commit(
+    out_dir: Path, old: Lock | None, old_texts: dict[str, str], files: dict[str, str], meta: LockMeta
+) -> None:
+    """Write the pristine copies of the new lock's files, then the lock (the commit point).
+
+    A format-1 lock's texts of files not regenerated now are written too (migration). A
+    pristine copy about to be replaced is first saved under ``PREVIOUS_DIR`` (see the module
+    docstring); that directory is removed once the lock is written.
+    """
+    new = _next_lock(old, files, meta)
+    for name in new.files:
+        text = files.get(name, old_texts.get(name))
+        path = pristine_path(out_dir, name)
+        if text is None or _read(path) == text:
+            continue  # a kept entry whose copy is unusable stays as it is (PristineError when needed)
+        before = old_texts.get(name)
+        if old is not None and before is not None and name not in old.legacy_texts:
+            _write(_previous_path(out_dir, name), before, executable=False)
+        _write(path, text, executable=False)
+    _write(out_dir / LOCK_NAME, new.to_json())
+    shutil.rmtree(out_dir / PREVIOUS_DIR, ignore_errors=True)
+
+
+def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bool = False) -> WriteReport:
+    """Write freshly generated ``files``, refusing to clobber user edits.
+
+    Every file is checked before anything is written; edited files (or existing
+    files the lock does not know) raise :class:`EditedFilesError` unless
+    ``force``, in which case each is first copied to ``<name>.bak``. A file whose
+    pristine copy is unusable counts as edited; without ``force`` that raises its
+    :class:`PristineError`.
+    """
+    out_dir = Path(out_dir)
+    lock = read_lock(out_dir)
+    pristine, broken = read_pristine(out_dir, lock) if lock else ({}, {})
+    report = WriteReport()
+    current: dict[str, str | None] = {}
+    edited: list[str] = []
+    for name, text in sorted(files.items()):
+        cur = current[name] = _read(_target(out_dir, name))
+        if cur is None:
+            report.statuses[name] = "created"
+        elif cur == text:
+            report.statuses[name] = "unchanged"
+        elif pristine.get(name) == cur:
+            report.statuses[name] = "updated"
+        else:
+            report.statuses[name] = "overwritten"
+            edited.append(name)
+    if edited and not force:
+        for name in edited:
+            if name in broken:
+                raise broken[name]
+        raise EditedFilesError([_target(out_dir, n) for n in edited])
+    for name, status in report.statuses.items():
+        path = _target(out_dir, name)
+        if status == "overwritten":
+            atomic_write(path.with_name(path.name + ".bak"), current[name] or "")
+            report.backups.append(name + ".bak")
+        if status != "unchanged":
+            _write(path, files[name])
+    _commit(out_dir, lock, pristine, files, meta)
+    return report
+
+
+def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
+    """Names whose on-disk text differs from ``files`` (then the lock, then pristine copies). Reads only."""
+    out_dir = Path(out_dir)
+    stale = [n for n in sorted(files) if _read(_target(out_dir, n)) != files[n]]
+    new_lock = _next_lock(read_lock(out_dir), files, meta)
+    if _read(out_dir / LOCK_NAME) != new_lock.to_json():
+        stale.append(LOCK_NAME)
+    for name, digest in new_lock.files.items():
+        text = _read(pristine_path(out_dir, name))
+        if text is None or sha256(text) != digest:
+            stale.append(f"{PRISTINE_DIR}/{name}")
+    return stale
+
+
+def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: bool = False) -> UpdateReport:
+    """Three-way merge user edits (disk) with the new generation (``files``).
+
+    Conflicting files get diff3 markers and the user's version is saved as
+    ``<name>.orig``. The lock always records the new pristine text. With
+    ``dry_run`` nothing is written; the report still carries the diffs. Files
+    with unresolved markers from a previous run, or whose pristine copy is
+    unusable (:class:`PristineError`), raise before anything is written.
+    """
+    out_dir = Path(out_dir)
+    lock = read_lock(out_dir)
+    if lock is None:
+        raise NoLockError(out_dir)
+    pristine, broken = read_pristine(out_dir, lock)
+    report = UpdateReport()
+    writes: list[tuple[Path, str]] = []
+    for name, theirs in sorted(files.items()):
+        path = _target(out_dir, name)
+        ours = _read(path)
+        if ours is None:
+            status, text = "created", theirs
+        elif _MARKER_RE.search(ours) and ours != theirs:
+            raise UnresolvedConflictError(path)
+        elif name in broken and ours != theirs:  # equal: nothing to merge, the copy is repaired
+            raise broken[name]
+        else:
+            result = _gated(name, merge3(pristine.get(name, ""), ours, theirs), ours, theirs)
+            text = result.text
+            if result.conflicts:
+                status = "conflict"
+                report.conflicts.extend((name, line) for line in result.conflicts)
+                writes.append((path.with_name(path.name + ".orig"), ours))
+                report.originals.append(name + ".orig")
+            elif text == ours:
+                status = "unchanged"
+            else:
+                status = "updated" if ours == pristine.get(name) else "merged"
+        report.statuses[name] = status
+        if text != ours:
+            report.diffs[name] = unified_diff(ours or "", text, name)
+            writes.append((path, text))
+    if not dry_run:
+        for path, text in writes:
+            _write(path, text)
+        _commit(out_dir, lock, pristine, files, meta)
+    return report
+
+
+def _gated(name: str, result: MergeResult, ours: str, theirs: str) -> MergeResult:
+    """A clean merge of a .py file that does not parse becomes a whole-file conflict, never a broken script."""
+    if result.conflicts or not name.endswith(".py"):
+        return result
+    try:
+        ast.parse(result.text)
+    except (SyntaxError, ValueError):
+        eol = "\n"
+        text = f"<<<<<<< yours{eol}{ours}{'' if ours.endswith(eol) else eol}======={eol}{theirs}"
+        text += f"{'' if theirs.endswith(eol) else eol}>>>>>>> generated (the clean merge did not parse){eol}"
+        return MergeResult(text, [1])
+    return result
+
+
+def user_edits(out_dir: Path) -> dict[str, str]:
+    """Unified diff (pristine -> disk) for each generated file the user changed.
+
+    Raises :class:`PristineError` if a pristine copy is unusable.
+    """
+    out_dir = Path(out_dir)
+    lock = read_lock(out_dir)
+    if lock is None:
+        raise NoLockError(out_dir)
+    pristine, broken = read_pristine(out_dir, lock)
+    for error in broken.values():
+        raise error
+    edits = {}
+    for name, text in sorted(pristine.items()):
+        current = _read(_target(out_dir, name)) or ""
+        if current != text:
+            edits[name] = unified_diff(text, current, name)
+    return edits

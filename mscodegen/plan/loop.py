@@ -1,0 +1,260 @@
+"""Plan of the run around the step: module constants, checkpoints, evaluation, early stopping, devices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mscodegen.catalog.literals import literal
+from mscodegen.plan.step import Step
+from mscodegen.schema import Config
+from mscodegen.schema.optim import (
+    CosineLR,
+    ExponentialLR,
+    OneCycleLR,
+    PiecewiseLR,
+    PolynomialLR,
+    WarmupCosineLR,
+)
+from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
+from mscodegen.schema.training import LOWER_IS_BETTER
+
+DEVICES = ("CPU", "GPU", "Ascend")
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    name: str
+    value: str  # a Python literal (or expression)
+    key: str  # the YAML key it comes from ("" for none)
+    why: str = ""  # a comment line above it
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    unit: Literal["steps", "epochs"]  # callbacks.checkpoint.every_steps or every_epochs
+    every_expr: str  # the period in batches (micro-steps), as printed
+    every_comment: str
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyStopping:
+    maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, *mae, *mse, else max)
+    field: tuple[str, str] | None = None  # monitor `metric.field`: a field of a metric's dict result
+
+
+@dataclass(frozen=True, slots=True)
+class KeepBest:
+    maximize: bool  # callbacks.checkpoint.keep.mode (default: min for *loss, else max)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceNote:
+    device: str
+    notes: tuple[str, ...]
+
+
+def build_checkpoint(cfg: Config) -> Checkpoint | None:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None:
+        return None
+    if not ckpt.every_steps:
+        return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
+    if cfg.grad.accumulation_steps > 1:
+        return Checkpoint(
+            "steps",
+            "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
+            "CHECKPOINT_EVERY_STEPS counts optimizer steps, of ACCUMULATION_STEPS batches each",
+        )
+    return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
+
+
+def build_early_stopping(cfg: Config) -> EarlyStopping | None:
+    early = cfg.callbacks.early_stopping
+    if early is None or cfg.data.eval is None:
+        return None
+    mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
+    metric, dot, field = early.monitor.partition(".")
+    return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
+
+
+def build_keep_best(cfg: Config) -> KeepBest | None:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep is None or cfg.data.eval is None:
+        return None
+    mode = ckpt.keep.mode or ("min" if ckpt.keep.monitor.endswith("loss") else "max")
+    return KeepBest(maximize=mode == "max")
+
+
+def build_constants(
+    cfg: Config,
+    step: Step,
+    *,
+    data_dir: str | None,
+    data_keys: str,
+    config_sha256: str | None,
+    resumable: bool,
+) -> tuple[tuple[Constant, ...], ...]:
+    """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
+    run = []
+    if resumable:
+        run.append(
+            Constant(
+                "CONFIG_SHA256",
+                literal(config_sha256 or ""),
+                "",
+                "checkpoints carry it: --resume takes only this config's",
+            )
+        )
+    if data_dir is not None:
+        run.append(Constant("DATA_DIR", data_dir, data_keys))
+    run += [
+        Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
+        Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
+    ]
+    if cfg.callbacks.loss_monitor:
+        run.append(Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"))
+    if cfg.callbacks.checkpoint is not None:
+        run.append(Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"))
+    if cfg.runtime.max_device_memory:
+        run.append(
+            Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
+        )
+    opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
+    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
+        opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
+    opt += _schedule_constants(cfg)
+    groups = [run, opt]
+    if cfg.data.eval is not None:
+        every = cfg.eval.every_epochs if cfg.eval else 1
+        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")] if every != 1 else []
+        early = cfg.callbacks.early_stopping
+        if early is not None:
+            group += [
+                Constant("EARLY_STOP_MONITOR", literal(early.monitor), "callbacks.early_stopping.monitor"),
+                Constant("EARLY_STOP_PATIENCE", literal(early.patience), "callbacks.early_stopping.patience"),
+                Constant(
+                    "EARLY_STOP_MIN_DELTA", literal(early.min_delta), "callbacks.early_stopping.min_delta"
+                ),
+            ]
+        groups.append(group)
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is not None:
+        group = [
+            Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
+            Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
+            Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
+        ]
+        if ckpt.every_steps:
+            group.append(
+                Constant(
+                    "CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps"
+                )
+            )
+        else:
+            group.append(
+                Constant(
+                    "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
+                )
+            )
+        if ckpt.keep is not None and cfg.data.eval is not None:
+            group += [
+                Constant("BEST_KEEP", literal(ckpt.keep.best), "callbacks.checkpoint.keep.best"),
+                Constant("BEST_MONITOR", literal(ckpt.keep.monitor), "callbacks.checkpoint.keep.monitor"),
+            ]
+        groups.append(group)
+    precision = []
+    ls = cfg.loss_scale
+    if isinstance(ls, FixedLossScale):
+        precision.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
+    if isinstance(ls, DynamicLossScale):
+        precision += [
+            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
+            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
+            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
+        ]
+    clip = cfg.grad.clip
+    if clip is not None:
+        name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
+        precision.append(Constant(name, literal(value), f"grad.clip.{name.lower()}"))
+    if step.accumulate:
+        precision.append(
+            Constant("ACCUMULATION_STEPS", literal(step.accumulation_steps), "grad.accumulation_steps")
+        )
+    groups.append(precision)
+    if cfg.ema is not None:
+        groups.append(
+            [
+                Constant("EMA_DECAY", literal(cfg.ema.decay), "ema.decay"),
+                Constant("EMA_WARMUP_STEPS", literal(cfg.ema.warmup_steps), "ema.warmup_steps"),
+            ]
+        )
+    if cfg.parallel.mode == "data_parallel":
+        groups.append(
+            [
+                Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
+                Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
+            ]
+        )
+    return tuple(tuple(group) for group in groups if group)
+
+
+def _schedule_constants(cfg: Config) -> list[Constant]:
+    schedule = cfg.lr_schedule
+    out = []
+    if isinstance(schedule, PiecewiseLR):
+        out += [
+            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
+            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
+        ]
+    if isinstance(schedule, WarmupCosineLR) or (
+        isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs
+    ):
+        out += [
+            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+        ]
+    if isinstance(schedule, ExponentialLR):
+        out.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+    if isinstance(schedule, OneCycleLR):
+        out += [
+            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
+            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
+            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
+        ]
+    if isinstance(schedule, PolynomialLR):
+        out += [
+            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
+            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
+        ]
+    min_lr = getattr(schedule, "min_lr", None)
+    if min_lr is not None:
+        out.append(Constant("MIN_LR", literal(min_lr), "lr_schedule.min_lr"))
+    return out
+
+
+def build_device_notes(cfg: Config, *, model_variant: bool) -> tuple[DeviceNote, ...]:
+    """What differs per device (--device), printed when the script starts; empty when nothing does."""
+    notes: dict[str, list[str]] = {device: [] for device in DEVICES}
+    train = cfg.train
+    if train.dataset_sink_mode:
+        notes["CPU"].append("train.dataset_sink_mode is ignored on CPU: one batch per step")
+        for device in ("GPU", "Ascend"):
+            if model_variant:
+                notes[device].append(
+                    f"train.dataset_sink_mode: Model sinks {train.sink_size} batches per call "
+                    "(-1: a whole epoch); callbacks run once per sink"
+                )
+            else:
+                notes[device].append(
+                    "train.dataset_sink_mode: this loop feeds one batch per step (ms.data_sink is not "
+                    "generated: it cannot be verified on CPU)"
+                )
+    memory = cfg.runtime.max_device_memory
+    if memory:
+        notes["CPU"].append(f"runtime.max_device_memory ({memory}) does not apply on CPU")
+        for device in ("GPU", "Ascend"):
+            notes[device].append(f"memory pool capped at {memory} (runtime.max_device_memory)")
+    if not any(notes.values()):
+        return ()
+    return tuple(DeviceNote(device, tuple(notes[device])) for device in DEVICES)

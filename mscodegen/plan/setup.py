@@ -1,0 +1,428 @@
+"""Plan of the setup both variants share: runtime, network, data, loss, learning rate, optimizer, metrics.
+
+Every class here is frozen data: what a template prints, resolved from the config once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from mscodegen.catalog.literals import call, literal
+from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema.layers import layers_of
+from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
+from mscodegen.schema.optim import (
+    CosineLR,
+    ExponentialLR,
+    ImportedLoss,
+    OneCycleLR,
+    PiecewiseLR,
+    PolynomialLR,
+)
+from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
+
+OPTIMIZER_CLASSES = {
+    "momentum": "Momentum",
+    "sgd": "SGD",
+    "adam": "Adam",
+    "adamw": "AdamWeightDecay",
+    "rmsprop": "RMSProp",
+    "lamb": "Lamb",
+    "lion": "Lion",
+}
+# Optimizers that are not in mindspore.nn: the module the script imports them from.
+OPTIMIZER_MODULES = {"lion": "mindcv.optim.lion"}
+METRIC_CLASSES = {
+    "accuracy": "nn.Accuracy()",
+    "loss": "nn.Loss()",
+    "precision": "nn.Precision()",
+    "recall": "nn.Recall()",
+    "f1": "nn.F1()",
+    "mae": "nn.MAE()",
+    "mse": "nn.MSE()",
+}
+
+
+class Relative:
+    """Paths from the config file's directory, as seen from the generated script's directory."""
+
+    def __init__(self, config_dir: Path, out_dir: Path) -> None:
+        self.config_dir = config_dir.resolve()
+        self.out_dir = out_dir.resolve()
+
+    def path(self, path: str) -> str:
+        if Path(path).is_absolute():
+            return Path(path).as_posix()
+        return Path(os.path.relpath(self.config_dir / path, self.out_dir)).as_posix()
+
+    def imported(self, import_path: str, key: str) -> ImportedName:
+        """`module:attr` from the config; the config dir goes on sys.path if the module lives there."""
+        module, _, attr = import_path.partition(":")
+        top = self.config_dir / module.split(".")[0]
+        local = top.with_suffix(".py").is_file() or (top / "__init__.py").is_file()
+        sys_path = Path(os.path.relpath(self.config_dir, self.out_dir)).as_posix() if local else None
+        return ImportedName(module=module, attr=attr, sys_path=sys_path, key=key)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedName:
+    """`from module import attr` for a name the config points at (network.factory, grad.process, ...)."""
+
+    module: str
+    attr: str
+    sys_path: str | None  # the config's directory relative to the script, or None: an installed module
+    key: str  # the YAML key that names it
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    mode_const: str  # ms.GRAPH_MODE or ms.PYNATIVE_MODE (runtime.mode)
+    device: str  # runtime.device_target: the default of --device
+    cpu_threads: int | None
+    max_device_memory: str | None
+    memory_devices: tuple[str, ...]  # where runtime.max_device_memory applies (empty when unset)
+
+
+@dataclass(frozen=True, slots=True)
+class DenseLayer:
+    name: str
+    in_features: str  # an int literal or a parameter name
+    out_features: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    kind: Literal["lenet5", "mlp", "mindcv", "import"]
+    build_expr: str
+    summary: str  # build_network()'s docstring
+    short: str  # the script's docstring
+    dense: tuple[DenseLayer, ...] = ()
+    factory: ImportedName | None = None
+    dense_init: str | None = None  # network.dense_init: the weight_init expression of the Dense layers
+    conv_init: str | None = None  # network.conv_init (lenet5)
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    name: str
+    expr: str
+    factory: ImportedName | None = None  # loss.path (kind: import)
+
+
+@dataclass(frozen=True, slots=True)
+class LRSchedule:
+    kind: Literal[
+        "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
+    ]
+    warmup: bool = False  # lr_schedule.warmup_epochs > 0 (exponential, polynomial, piecewise, cosine)
+    epoch_stair: bool = False  # lr_schedule.epoch_stair
+    anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
+
+    @property
+    def description(self) -> str:
+        """What the schedule does, for build_lr()'s docstring."""
+        what = {
+            "piecewise": "LR, multiplied by GAMMA at each of MILESTONES (epochs)",
+            "cosine": "LR down to MIN_LR along a half cosine",
+            "warmup_cosine": "LR down to MIN_LR along a half cosine",
+            "exponential": "LR times GAMMA per epoch",
+            "polynomial": "LR down to END_LR along a polynomial of degree POWER",
+            "one_cycle": "one cycle up to LR and down again",
+        }.get(self.kind, "LR")
+        warm = (
+            "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then "
+            if self.warmup or self.kind == "warmup_cosine"
+            else ""
+        )
+        return warm + what
+
+    @property
+    def is_list(self) -> bool:
+        """One value per optimizer step (a list) rather than a constant."""
+        return self.kind != "constant"
+
+
+@dataclass(frozen=True, slots=True)
+class Optimizer:
+    name: str
+    class_name: str
+    decay_filter: bool  # optimizer.decay_filter no_norm_no_bias: parameter groups
+    args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
+    decay_rule: str = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
+    decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
+    decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
+    groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
+    groups_key: str = "optimizer.groups"  # the key the groups come from: optimizer.groups or layer_decay
+    module: str | None = None  # where class_name is imported from; None: mindspore.nn
+
+    @property
+    def group_lr(self) -> bool:
+        """Parameter groups with their own LR: optimizer.get_lr() returns one per group."""
+        return bool(self.groups)
+
+    @property
+    def applied_lr(self) -> str:
+        """The harness's reading of the LR the next update applies (a list, one per parameter, with
+        groups). An imported optimizer (mindcv's Lion) advances its step in its own get_lr, so the
+        base class's side-effect-free one is called."""
+        get = "nn.Optimizer.get_lr(optimizer)" if self.module else "optimizer.get_lr()"
+        return f"[float(lr.asnumpy()) for lr in {get}]" if self.group_lr else f"float({get}.asnumpy())"
+
+    @property
+    def decays_expr_p(self) -> str:
+        """decays_expr on a parameter `p` instead of a name."""
+        return self.decays_expr.replace("name", "p.name")
+
+    @property
+    def constructor(self) -> str:
+        """The expression the script calls: nn.Momentum, or the imported class itself (Lion)."""
+        return self.class_name if self.module else f"nn.{self.class_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizerGroup:
+    """One optimizer.groups entry (or the default group): who is in it, its LR and weight decay."""
+
+    name: str  # its key in the loss log's group_lr: groups[i] or default
+    key: str  # the YAML key it comes from
+    patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
+    lr_scale: str | None  # a float literal multiplying the schedule, None: the schedule itself
+    weight_decay: str  # a float literal or WEIGHT_DECAY
+    comment: str
+    lr_expr: str = "learning_rate"  # the group's LR in the script: the schedule, scaled
+
+
+# optimizer.decay_filter -> the condition (on a parameter's `name`) under which it is decayed.
+DECAY_EXPRS = {
+    "every_parameter": "True",
+    "mindspore_default": '"beta" not in name and "gamma" not in name',
+    "no_norm_no_bias": 'name.rsplit(".", 1)[-1] not in ("bias", "gamma", "beta")',
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    key: str
+    expr: str
+    factory: ImportedName | None
+
+
+def build_runtime(cfg: Config) -> Runtime:
+    rt = cfg.runtime
+    return Runtime(
+        mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
+        device=rt.device_target,
+        cpu_threads=rt.cpu_threads,
+        max_device_memory=rt.max_device_memory,
+        memory_devices=("GPU", "Ascend") if rt.max_device_memory else (),
+    )
+
+
+def build_network(cfg: Config, rel: Relative) -> Network:
+    net = cfg.network
+    if isinstance(net, BuiltinNetwork):
+        shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
+        assert shape is not None  # rules.py rejects configs where it is unknown
+        channels, height, width = shape
+        summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
+        outs = [*(str(w) for w in net.hidden), "num_classes"]
+        if net.name == "lenet5":
+            side_h, side_w = ((height - 4) // 2 - 4) // 2, ((width - 4) // 2 - 4) // 2
+            # 16 channels of side_h x side_w after the second convolution and pooling
+            first = DenseLayer("fc1", f"16 * {side_h} * {side_w}", outs[0])
+            build = call("LeNet5", num_classes=net.num_classes, in_channels=channels)
+        else:
+            first = DenseLayer("fc1", "in_features", outs[0])
+            build = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
+        rest = tuple(DenseLayer(f"fc{i + 2}", outs[i], outs[i + 1]) for i in range(len(outs) - 1))
+        return Network(
+            net.name,
+            build,
+            summary,
+            "LeNet-5" if net.name == "lenet5" else "an MLP",
+            (first, *rest),
+            dense_init=_initializer(net.dense_init),
+            conv_init=_initializer(net.conv_init),
+        )
+    if isinstance(net, MindcvNetwork):
+        build = call(
+            "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
+        )
+        weights = "weights from network.checkpoint" if net.checkpoint else "no pretrained weights"
+        summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
+        return Network("mindcv", build, summary, f"mindcv's {net.name}")
+    factory = rel.imported(net.factory, "network.factory")
+    return Network(
+        "import",
+        call(factory.attr, **net.kwargs),
+        net.factory,
+        f"{factory.attr} from {factory.module}",
+        factory=factory,
+    )
+
+
+def _initializer(init: Initializer | None) -> str | None:
+    if init is None:
+        return None
+    return call(f"initializer.{init.name}", **init.arguments())
+
+
+def build_loss(cfg: Config, rel: Relative) -> Loss:
+    if isinstance(cfg.loss, ImportedLoss):
+        factory = rel.imported(cfg.loss.path, "loss.path")
+        return Loss(
+            f"{factory.module}:{factory.attr} (imported)", call(factory.attr, **cfg.loss.kwargs), factory
+        )
+    kwargs: dict[str, object] = {}
+    if cfg.loss.kwargs is not None:
+        kwargs = dict(cfg.loss.kwargs)
+    elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
+        # data.train.batch_transforms: soft (one-hot) labels
+        kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
+    return Loss(cfg.loss.name, call(f"nn.{cfg.loss.name}", **kwargs))
+
+
+def build_lr(cfg: Config) -> LRSchedule:
+    schedule = cfg.lr_schedule
+    if isinstance(schedule, ExponentialLR | PolynomialLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
+    if isinstance(schedule, PiecewiseLR | CosineLR):
+        return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
+    if isinstance(schedule, OneCycleLR):
+        return LRSchedule(schedule.kind, anneal=schedule.anneal)
+    return LRSchedule(schedule.kind)
+
+
+def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
+    opt = cfg.optimizer
+    args: list[tuple[str, str]] = []
+    if opt.name in ("momentum", "sgd"):
+        args.append(("momentum", literal(opt.momentum)))
+    if opt.name == "sgd" and opt.dampening:
+        args.append(("dampening", literal(opt.dampening)))
+    if opt.name in ("momentum", "sgd") and opt.nesterov:
+        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
+    if opt.name in ("adam", "adamw", "lamb"):
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "lion":
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
+    if opt.name == "rmsprop":
+        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
+        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    rule = opt.decay_rule
+    is_list = cfg.lr_schedule.kind != "constant"
+    groups = tuple(replace(g, lr_expr=_group_lr(g.lr_scale, is_list)) for g in _optimizer_groups(cfg))
+    decay_filter = rule == "no_norm_no_bias" and not groups
+    if opt.weight_decay and rule == "mindspore_default" and not groups:
+        args.append(("weight_decay", "WEIGHT_DECAY"))
+    if loss_scale_in_optimizer:
+        args.append(("loss_scale", "LOSS_SCALE"))
+    note = None
+    if opt.decay_filter == "all":
+        note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
+    module = OPTIMIZER_MODULES.get(opt.name)
+    return Optimizer(
+        opt.name,
+        OPTIMIZER_CLASSES[opt.name],
+        decay_filter,
+        tuple(args),
+        decay_rule=rule,
+        decay_note=note,
+        decays_expr=DECAY_EXPRS[rule],
+        groups=groups,
+        groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
+        module=module,
+    )
+
+
+def _group_lr(scale: str | None, is_list: bool) -> str:
+    """A group's LR: the schedule (a list) or LR, times its scale."""
+    if scale is None:
+        return "learning_rate" if is_list else "LR"
+    return f"[lr * {scale} for lr in learning_rate]" if is_list else f"LR * {scale}"
+
+
+def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
+    opt = cfg.optimizer
+    if opt.layer_decay is not None:
+        return _layer_decay_groups(cfg, opt.layer_decay.rate)
+    if not opt.groups:
+        return ()
+    out = []
+    for i, g in enumerate(opt.groups):
+        scale: float | None = g.lr_scale
+        what = f"lr_scale {g.lr_scale}" if g.lr_scale is not None else "the schedule's LR"
+        if g.lr is not None:
+            scale = g.lr / opt.lr
+            what = f"lr {g.lr} (the schedule x lr / optimizer.lr)"
+        wd = "WEIGHT_DECAY" if g.weight_decay is None else literal(g.weight_decay)
+        wd_what = "optimizer.weight_decay" if g.weight_decay is None else f"weight_decay {g.weight_decay}"
+        out.append(
+            OptimizerGroup(
+                name=f"groups[{i}]",
+                key=f"optimizer.groups[{i}]",
+                patterns=tuple(g.params),
+                lr_scale=None if scale is None else literal(scale),
+                weight_decay=wd,
+                comment=f"{', '.join(g.params)}: {what}, {wd_what}",
+            )
+        )
+    out.append(
+        OptimizerGroup(
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            "every other parameter: the schedule, optimizer.weight_decay",
+        )
+    )
+    return tuple(out)
+
+
+def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
+    """optimizer.layer_decay: a group per layer but the last (mscodegen.schema.layers), which is the default."""
+    layers = layers_of(cfg.network)
+    assert layers is not None  # rules.py rejects networks without layer ids
+    last = len(layers) - 1
+    out = [
+        OptimizerGroup(
+            name=f"layer_{i}",
+            key="optimizer.layer_decay",
+            patterns=layer.patterns,
+            lr_scale=literal(rate ** (last - i)),
+            weight_decay="WEIGHT_DECAY",
+            comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
+        )
+        for i, layer in enumerate(layers[:-1])
+    ]
+    out.append(
+        OptimizerGroup(
+            "default",
+            "default group",
+            (),
+            None,
+            "WEIGHT_DECAY",
+            f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
+        )
+    )
+    return tuple(out)
+
+
+def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
+    if cfg.data.eval is None:
+        return ()
+    out = []
+    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
+        if isinstance(m, ImportedMetric):
+            factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
+            out.append(Metric(m.key, call(factory.attr, **m.kwargs), factory))
+        elif isinstance(m, TopKMetric):
+            out.append(Metric(m.key, f"nn.TopKCategoricalAccuracy({m.k})", None))
+        else:
+            out.append(Metric(m.key, METRIC_CLASSES[m.name], None))
+    return tuple(out)

@@ -1,0 +1,126 @@
+"""Convert a mindcv recipe (a YAML file of mindcv's `config.py` arguments) into a mscodegen config.
+
+mindcv's `train.py` reads a recipe such as `configs/resnet/resnet_18_ascend.yaml` as defaults for the
+arguments of its `config.py`; every argument the recipe leaves out keeps its `config.py` default. This
+package reads the recipe the same way (the defaults of mindcv 0.3.0, the version mscodegen's scripts
+import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
+
+- system: `mode` -> runtime.mode, `seed` -> runtime.seed, `distribute` + `--devices N` -> parallel,
+  `log_interval` -> train.log_every_steps;
+- data: `dataset` imagenet/'' (one folder per class under `data_dir/train_split`) -> data.train
+  image_folder, mnist/cifar10 -> those kinds; `batch_size` (per device) x devices -> the global
+  data.train.batch_size; `val_while_train` -> data.eval + eval;
+- augmentation: mindcv's train/eval transforms (crop, flips, colour jitter, auto-augment, random erasing,
+  `crop_pct`) -> data.*.transforms pipelines, mixup/cutmix -> data.train.batch_transforms (mindcv.Mixup);
+- model: `model`, `num_classes`, `in_channels`, `drop_rate`, `drop_path_rate` -> network (kind mindcv);
+- training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
+- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls);
+- `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
+  per-step warm-up and cosine are the formulas mscodegen writes, so they map exactly when the decay
+  spans the epochs after the warm-up);
+- `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
+  `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
+  warm-up, sink mode off), unless the loss scale skips overflowing steps.
+
+Every argument ends in one of four states: mapped (including values that equal what mscodegen does
+anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
+`momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
+not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA with a dynamic loss scale, ...). The last two are reported.
+
+Why hand-written: the mapping is a list of judgements about mindcv's code (which arguments `train.py`
+actually uses, what `create_scheduler` and `create_optimizer` compute), not a rename of keys; each
+rule cites what it relies on, so that a new mindcv release can be checked rule by rule.
+mindcv itself is never imported (the generator must not import MindSpore).
+
+The package: `_defaults` (config.py's arguments and defaults), `_arguments` (reading them typed),
+`_converter` (the state the rules share, and the result), the rules by section (`_system`, `_model`,
+`_data`, `_augmentation`, `_optim`, `_training`) and `_emit` (the YAML with comments).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mscodegen.recipes.mindcv import _augmentation, _data, _model, _optim, _system, _training
+from mscodegen.recipes.mindcv._arguments import RecipeError
+from mscodegen.recipes.mindcv._converter import Conversion, Converter, Finding
+from mscodegen.recipes.mindcv._defaults import DEFAULTS, LEGACY_KEYS, MINDCV_VERSION
+
+__all__ = [
+    "DEFAULTS",
+    "LEGACY_KEYS",
+    "MINDCV_VERSION",
+    "Conversion",
+    "Finding",
+    "RecipeError",
+    "convert",
+    "header_lines",
+    "read_recipe",
+]
+
+
+def read_recipe(path: Path) -> dict[str, Any]:
+    """The recipe's mapping; RecipeError when it is not readable as mindcv reads it (yaml.safe_load)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecipeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"{path} is not UTF-8 text: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise RecipeError(
+            f"{path}: a mindcv recipe is a mapping of config.py arguments, got {type(data).__name__}"
+        )
+    for key in data:
+        if not isinstance(key, str):
+            raise RecipeError(f"{path}: key {key!r} is not a string")
+    return data
+
+
+def convert(recipe: dict[str, Any], *, devices: int = 1, out_dir: Path | None = None) -> Conversion:
+    """Map `recipe` (config.py arguments) onto a mscodegen config for `devices` devices.
+
+    `out_dir` is where the config will be written: relative `data_dir`s (relative to the directory
+    mindcv runs in, taken to be the current one) are rewritten relative to it.
+    """
+    if devices < 1:
+        raise ValueError("devices must be at least 1")
+    c = Converter(recipe, devices, out_dir or Path.cwd())
+    # the rules, section by section in mscodegen's order
+    _system.runtime(c)
+    _model.network(c)
+    _data.data(c)
+    _augmentation.augmentation(c)
+    _model.loss(c)
+    _optim.optimizer(c)
+    _optim.lr_schedule(c)
+    _training.train(c)
+    _training.evaluation(c)
+    _training.checkpoint(c)
+    _training.precision(c)
+    _training.grad(c)
+    _system.parallel(c)
+    return c.finish()
+
+
+def header_lines(recipe: Path, command: str, devices: int, conversion: Conversion) -> list[str]:
+    """The comment on top of the written config: source, command, batch and distribute handling."""
+    lines = [
+        f"Converted from the mindcv recipe {recipe.as_posix()} by:",
+        f"  {command}",
+        f"Arguments the recipe leaves out take mindcv {MINDCV_VERSION}'s config.py defaults.",
+    ]
+    train = conversion.config.get("data", {}).get("train", {})
+    if "parallel" in conversion.config and conversion.config["parallel"].get("mode") == "data_parallel":
+        lines.append(
+            f"mindcv's batch_size is per device: data.train.batch_size is the global batch over "
+            f"--devices {devices} ({train.get('batch_size')})."
+        )
+    else:
+        lines.append("mindcv's batch_size is per device; converted for one device (--devices 1).")
+    return lines

@@ -1,0 +1,75 @@
+"""Rules for the model and its loss: `model`, `in_channels`, `drop_rate`, `drop_path_rate`,
+`pretrained`/`ckpt_path` -> network (kind mindcv); `loss`, `label_smoothing`, `reduction`,
+`aux_factor` -> loss.
+
+`network.num_classes` depends on the dataset and is set by `_data`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mscodegen.recipes.mindcv._converter import Converter
+
+
+def network(c: Converter) -> None:
+    c.put("network.kind", "mindcv")
+    c.put("network.name", c.str_("model"), c.source("model", "network.name"))
+    c.mapped("model")
+    c.put("network.num_classes", None)  # keeps its place; set (or dropped) once the data is known
+    kwargs: dict[str, Any] = {}
+    if c.int_("in_channels") != 3:
+        kwargs["in_channels"] = c.int_("in_channels")
+    c.mapped("in_channels")
+    for key in ("drop_rate", "drop_path_rate"):  # create_model drops None-valued kwargs
+        value = c.opt_float(key)
+        if value is not None:
+            kwargs[key] = value
+        c.mapped(key)
+    if c.bool_("pretrained"):
+        c.unconverted("pretrained", "mscodegen never downloads weights: the network starts from scratch")
+    else:
+        c.mapped("pretrained")
+    if c.str_("ckpt_path"):
+        c.unconverted("ckpt_path", "mscodegen does not load a checkpoint before training")
+        if c.bool_("resume_opt"):
+            c.unconverted("resume_opt", "mscodegen does not resume optimizer state")
+        else:
+            c.mapped("resume_opt")
+    else:
+        c.mapped("ckpt_path")
+        c.ignored("resume_opt", "mindcv resumes only from ckpt_path, which is empty")
+    if kwargs:
+        c.put("network.kwargs", kwargs, "drop_rate, drop_path_rate, in_channels: passed to create_model")
+
+
+def loss(c: Converter) -> None:
+    name = c.str_("loss").lower()
+    kwargs: dict[str, Any] = {}
+    if name == "ce":  # mindcv CrossEntropySmooth calls ops.cross_entropy, as nn.CrossEntropyLoss does
+        c.put(
+            "loss.name",
+            "CrossEntropyLoss",
+            f"loss CE{'' if c.given('loss') else ' (mindcv default)'}: mindcv's CrossEntropySmooth "
+            "computes the same",
+        )
+        c.mapped("loss")
+        if c.float_("label_smoothing") > 0:
+            kwargs["label_smoothing"] = c.float_("label_smoothing")
+        c.mapped("label_smoothing")
+        reduction = c.str_("reduction")
+        if reduction in ("mean", "sum", "none"):
+            kwargs["reduction"] = reduction
+            c.mapped("reduction")
+        else:
+            c.unconverted("reduction", "nn.CrossEntropyLoss knows mean, sum and none")
+        c.put("loss.kwargs", kwargs)
+    else:
+        c.unconverted("loss", "mscodegen's losses take class indices; this mindcv loss has no equivalent")
+        for key in ("label_smoothing", "reduction"):
+            c.ignored(key, "belongs to the loss that was not converted")
+        del c.result.config["loss"]
+    if c.float_("aux_factor") > 0:
+        c.unconverted("aux_factor", "mscodegen's loss takes the main logits only")
+    else:
+        c.mapped("aux_factor")

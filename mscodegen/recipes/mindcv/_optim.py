@@ -1,0 +1,201 @@
+"""Rules for the optimizer and the learning-rate schedule: `opt` and its arguments (`lr`, `momentum`,
+`use_nesterov`, `weight_decay`, `weight_decay_filter`, ...) -> optimizer; `scheduler` and its
+arguments -> lr_schedule (mindcv's per-step warm-up and cosine are the formulas mscodegen writes, so
+they map exactly when the decay spans the epochs after the warm-up).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mscodegen.recipes.mindcv._converter import Converter
+
+
+def optimizer(c: Converter) -> None:
+    opt = c.str_("opt").lower()
+    momentum, nesterov = c.float_("momentum"), c.bool_("use_nesterov")
+    mindcv_only = "mindcv does not pass it to this optimizer"
+    if opt in ("momentum", "nesterov", "sgd"):
+        # create_optimizer: nn.Momentum for momentum and nesterov (use_nesterov decides), nn.SGD for sgd
+        name = "sgd" if opt == "sgd" else "momentum"
+        c.put("optimizer.name", name, "opt" if opt == name else f"opt {opt}: nn.Momentum")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.put("optimizer.momentum", momentum, c.source("momentum", "momentum"))
+        c.put("optimizer.nesterov", nesterov, c.src("use_nesterov"))
+        c.mapped("opt", "lr", "momentum", "use_nesterov")
+        c.ignored("eps", mindcv_only)
+    elif opt in ("adam", "adamw"):
+        c.put("optimizer.name", opt, None if c.given("opt") else "opt (mindcv default)")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.put("optimizer.beta1", 0.9)
+        c.put("optimizer.beta2", 0.999)
+        c.put("optimizer.eps", 1.0e-8, "mindcv's eps argument is not passed to Adam/AdamW: 1e-8")
+        c.mapped("opt", "lr")
+        if opt == "adamw":
+            c.done.discard("opt")
+            c.approximated(
+                "opt",
+                "mindcv's AdamW corrects the moment estimates' bias, mscodegen's adamw "
+                "(nn.AdamWeightDecay) does not: the first steps are larger",
+            )
+        c.ignored("momentum", f"not used by opt {opt}")
+        c.ignored("eps", mindcv_only)
+        if nesterov and opt == "adam":
+            c.unconverted("use_nesterov", "mscodegen's adam has no nesterov option")
+        else:
+            c.ignored("use_nesterov", f"not used by opt {opt}")
+    elif opt == "lion":
+        # create_optimizer: mindcv.optim.Lion with its default betas (the same class mscodegen's lion uses)
+        c.put("optimizer.name", "lion", "opt")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.put("optimizer.beta1", 0.9, "mindcv's Lion default (create_optimizer passes no betas)")
+        c.put("optimizer.beta2", 0.99, "mindcv's Lion default (create_optimizer passes no betas)")
+        c.mapped("opt", "lr")
+        for key in ("momentum", "use_nesterov", "eps"):
+            c.ignored(key, "not used by opt lion")
+    else:
+        c.put("optimizer.name", "momentum", f"placeholder: mindcv opt {opt!r} has no mscodegen equivalent")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.unconverted("opt", "mscodegen has momentum, sgd, adam, adamw and lion for mindcv recipes")
+        c.mapped("lr", "momentum", "use_nesterov", "eps")
+    c.put("optimizer.weight_decay", c.float_("weight_decay"), c.default_mark("weight_decay"))
+    c.mapped("weight_decay")
+    _decay_filter(c)
+    if c.opt_float("layer_decay") is not None:
+        # Measured with mindcv 0.3.0: param_groups_layer_decay puts every parameter in layer 0 (no model
+        # defines group_matcher or pretrained_cfg), so every LR scale is 1 -- unlike optimizer.layer_decay.
+        c.unconverted(
+            "layer_decay",
+            "mindcv 0.3.0 scales no LR with it (its layer map puts every parameter in layer 0); unless "
+            "weight_decay_filter is auto it only zeroes the weight decay of 1-D parameters. mscodegen's "
+            "optimizer.layer_decay would scale the LRs",
+        )
+    else:
+        c.mapped("layer_decay")
+
+
+def _decay_filter(c: Converter) -> None:
+    decays = c.float_("weight_decay") > 0
+    if c.given("filter_bias_and_bn"):  # mindcv 0.2: true filters norm and bias parameters
+        legacy = c.bool_("filter_bias_and_bn")
+        c.done.add("filter_bias_and_bn")
+        c.put(
+            "optimizer.decay_filter",
+            "no_norm_no_bias" if legacy else "mindspore_default",
+            "filter_bias_and_bn (mindcv 0.2)",
+        )
+        c.ignored("weight_decay_filter", "filter_bias_and_bn (mindcv 0.2) is set")
+        return
+    wd_filter = c.str_("weight_decay_filter")
+    if wd_filter == "norm_and_bias":
+        c.put("optimizer.decay_filter", "no_norm_no_bias", "weight_decay_filter norm_and_bias")
+        c.mapped("weight_decay_filter")
+    elif wd_filter == "auto" or not decays:
+        # auto: weight_decay goes to the optimizer, whose default filter skips norm gamma/beta
+        c.put("optimizer.decay_filter", "mindspore_default", c.source("weight_decay_filter", "decay_filter"))
+        c.mapped("weight_decay_filter")
+    elif wd_filter == "disable":
+        # mindcv's init_group_params: one parameter group {"params": all, "weight_decay": wd}, so every
+        # parameter is decayed; decay_filter every_parameter writes the same group
+        c.put("optimizer.decay_filter", "every_parameter", c.source("weight_decay_filter", "decay_filter"))
+        c.mapped("weight_decay_filter")
+    else:
+        c.put("optimizer.decay_filter", "mindspore_default")
+        c.unconverted("weight_decay_filter", "mindcv knows disable, auto and norm_and_bias")
+
+
+def lr_schedule(c: Converter) -> None:
+    scheduler = c.str_("scheduler").lower()
+    epochs = c.int_("epoch_size")
+    warmup = c.int_("warmup_epochs")
+    main_epochs = epochs - warmup
+    stair = c.bool_("lr_epoch_stair")
+    schedule: dict[str, Any]
+    cosine = scheduler in ("cosine_decay", "warmup_cosine_decay")
+    if cosine:
+        schedule = {"kind": "warmup_cosine" if warmup > 0 else "cosine"}
+        if warmup > 0:
+            schedule["warmup_epochs"] = warmup
+            schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
+        schedule["min_lr"] = c.float_("min_lr")
+        c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor")
+        decay = c.int_("decay_epochs")
+        if decay != main_epochs:
+            c.approximated(
+                "decay_epochs",
+                f"mindcv's cosine spans decay_epochs; mscodegen's spans the {main_epochs} epochs after "
+                "the warm-up (epoch_size - warmup_epochs)",
+            )
+        else:
+            c.mapped("decay_epochs")
+        if c.int_("num_cycles") != 1:
+            c.unconverted("num_cycles", "mscodegen's cosine has one cycle")
+            c.unconverted("cycle_decay", "mscodegen's cosine has one cycle")
+        else:
+            c.mapped("num_cycles")
+            c.ignored("cycle_decay", "one cosine cycle (num_cycles 1)")
+        c.ignored("decay_rate", f"not used by scheduler {scheduler}")
+        c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
+        if stair:
+            c.unconverted("lr_epoch_stair", "mscodegen's schedules change the LR every step")
+        else:
+            c.mapped("lr_epoch_stair")
+        default = "" if c.given("scheduler") else " (mindcv default)"
+        c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
+        if warmup > 0:
+            c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
+        return
+    # the other schedulers: a warm-up (warmup_epochs > 0) cannot be combined with them in mscodegen
+    if warmup > 0:
+        c.unconverted("warmup_epochs", f"mscodegen warms up only before a cosine decay, not {scheduler}")
+        c.unconverted("warmup_factor", "belongs to the warm-up that was not converted")
+    else:
+        c.mapped("warmup_epochs")
+        c.ignored("warmup_factor", "no warm-up (warmup_epochs 0)")
+    c.ignored("min_lr", f"not used by scheduler {scheduler}")
+    if scheduler == "multi_step_decay" or scheduler == "step_decay":
+        _piecewise(c, scheduler, warmup, epochs)
+    elif scheduler == "constant":
+        c.put("lr_schedule", {"kind": "constant"}, "scheduler")
+        c.mapped("scheduler")
+        for key in ("decay_epochs", "decay_rate", "multi_step_decay_milestones"):
+            c.ignored(key, "not used by scheduler constant")
+    else:
+        c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler!r}")
+        c.unconverted("scheduler", "mscodegen has constant, piecewise, cosine and warm-up + cosine")
+        c.mapped("decay_epochs", "decay_rate", "multi_step_decay_milestones")
+    c.ignored("num_cycles", f"not used by scheduler {scheduler}")
+    c.ignored("cycle_decay", f"not used by scheduler {scheduler}")
+    c.ignored("lr_epoch_stair", f"scheduler {scheduler} changes the LR at epoch boundaries anyway")
+
+
+def _piecewise(c: Converter, scheduler: str, warmup: int, epochs: int) -> None:
+    """multi_step_lr / step_lr: lr * gamma**(milestones passed), 0-based epochs after the warm-up."""
+    gamma = c.float_("decay_rate")
+    if scheduler == "step_decay":
+        step = c.int_("decay_epochs")
+        relative = list(range(step, epochs - warmup, step)) if step > 0 else []
+        c.mapped("decay_epochs")
+        c.ignored("multi_step_decay_milestones", "not used by scheduler step_decay")
+        source = "scheduler step_decay: every decay_epochs"
+    else:
+        raw = c.raw("multi_step_decay_milestones")
+        if not isinstance(raw, list):
+            raise c.bad("multi_step_decay_milestones", "a list of epochs")
+        relative = sorted(c.int_list("multi_step_decay_milestones"))
+        c.ignored("decay_epochs", "not used by scheduler multi_step_decay")
+        source = "multi_step_decay_milestones"
+    milestones = [warmup + m for m in relative if m < epochs - warmup]  # later ones never apply
+    if not 0 < gamma < 1 or any(m <= 0 for m in relative) or len(set(relative)) != len(relative):
+        c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler}")
+        c.unconverted("scheduler", "piecewise needs distinct milestones > 0 and 0 < decay_rate < 1")
+        c.mapped("decay_rate", "multi_step_decay_milestones")
+        return
+    c.mapped("scheduler", "decay_rate", "multi_step_decay_milestones")
+    if not milestones:
+        c.put("lr_schedule", {"kind": "constant"}, f"scheduler {scheduler}: no milestone within epoch_size")
+        return
+    c.put("lr_schedule", {"kind": "piecewise", "milestones": milestones, "gamma": gamma})
+    c.comments[("lr_schedule", "kind")] = f"scheduler {scheduler}"
+    c.comments[("lr_schedule", "milestones")] = source
+    c.comments[("lr_schedule", "gamma")] = "decay_rate"

@@ -1,0 +1,144 @@
+"""Rules for the training loop: `epoch_size`, `dataset_sink_mode`, `log_interval`, `ckpt_save_dir`
+-> train; `val_interval` -> eval; the checkpoint arguments -> callbacks.checkpoint; `amp_level` and
+the loss scale -> amp, loss_scale; `clip_grad`/`clip_value`, `gradient_accumulation_steps` -> grad;
+`ema` (not converted).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mscodegen.recipes.mindcv._converter import Converter
+
+
+def train(c: Converter) -> None:
+    c.put("train.epochs", c.int_("epoch_size"), c.source("epoch_size", "train.epochs"))
+    c.put("train.dataset_sink_mode", c.bool_("dataset_sink_mode"), c.default_mark("dataset_sink_mode"))
+    c.put("train.log_every_steps", c.int_("log_interval"), c.source("log_interval", "log_every_steps"))
+    c.put(
+        "train.output_dir",
+        Path(os.path.normpath(c.str_("ckpt_save_dir"))).as_posix(),
+        c.src("ckpt_save_dir"),
+    )
+    c.mapped("epoch_size", "dataset_sink_mode", "log_interval", "ckpt_save_dir")
+
+
+def evaluation(c: Converter) -> None:
+    if "eval" not in c.result.config["data"]:
+        c.mapped("val_while_train")
+        c.ignored("val_interval", "no evaluation (val_while_train false)")
+        return
+    c.mapped("val_while_train")
+    metrics: list[dict[str, Any]] = [{"name": "accuracy"}]
+    num_classes = c.result.config["network"].get("num_classes")
+    if num_classes is None or num_classes >= 5:  # mindcv get_metrics: top-5 from 5 classes on
+        metrics.append({"name": "top_k", "k": 5})
+    c.put("eval.every_epochs", c.int_("val_interval"), c.source("val_interval", "every_epochs"))
+    c.put("eval.metrics", metrics, "mindcv's Top_1_Accuracy and Top_5_Accuracy")
+    c.mapped("val_interval")
+
+
+def checkpoint(c: Converter) -> None:
+    c.put(
+        "callbacks.checkpoint.every_epochs",
+        c.int_("ckpt_save_interval"),
+        c.src("ckpt_save_interval"),
+    )
+    c.put("callbacks.checkpoint.keep_max", c.int_("keep_checkpoint_max"), c.src("keep_checkpoint_max"))
+    c.put(
+        "callbacks.checkpoint.prefix",
+        c.str_("model"),
+        "mindcv names checkpoints <model>-<epoch>_<step>",
+    )
+    c.comments[("callbacks", "checkpoint")] = "under train.output_dir/checkpoints"
+    c.mapped("ckpt_save_interval", "keep_checkpoint_max")
+    policy = c.opt_str("ckpt_save_policy")
+    if policy == "latest_k":
+        c.mapped("ckpt_save_policy")
+    else:
+        c.approximated("ckpt_save_policy", "mscodegen keeps the latest keep_checkpoint_max checkpoints")
+
+
+def precision(c: Converter) -> None:
+    level = c.str_("amp_level")
+    if level in ("O0", "O1", "O2", "O3", "auto"):
+        c.put("amp.level", level, c.source("amp_level", "amp.level"))
+        c.mapped("amp_level")
+    else:
+        c.unconverted("amp_level", "mscodegen knows O0, O1, O2, O3 and auto")
+    c.ignored("val_amp_level", "used by mindcv's validate.py, not by train.py")
+    if c.opt_str("amp_cast_list"):
+        c.unconverted("amp_cast_list", "mscodegen's amp.fp32_cells lists cells kept in float32 instead")
+    else:
+        c.mapped("amp_cast_list")
+    kind = c.str_("loss_scale_type").lower()
+    value = c.float_("loss_scale")
+    drop = c.bool_("drop_overflow_update")
+    if kind == "dynamic":  # create_trainer: DynamicLossScaleManager(loss_scale, 2, 2000)
+        c.put(
+            "loss_scale",
+            {"kind": "dynamic", "init": value, "factor": 2, "window": 2000},
+            "loss_scale_type dynamic (mindcv: scale_factor 2, scale_window 2000)",
+        )
+        c.comments[("loss_scale", "init")] = "loss_scale"
+        c.mapped("loss_scale_type", "loss_scale")
+        c.ignored("drop_overflow_update", "a dynamic loss scale always skips overflowing steps")
+    elif kind == "fixed":
+        if value == 1.0 and not drop:
+            c.put("loss_scale", {"kind": "none"}, "loss_scale 1.0, fixed: no scaling")
+        else:
+            c.put("loss_scale", {"kind": "fixed", "value": value, "drop_overflow_update": drop})
+            c.comments[("loss_scale", "value")] = "loss_scale"
+            c.comments[("loss_scale", "kind")] = "loss_scale_type"
+        c.mapped("loss_scale_type", "loss_scale", "drop_overflow_update")
+    else:
+        c.unconverted("loss_scale_type", "MindSpore's Model picks the loss scale itself under 'auto'")
+        c.mapped("loss_scale", "drop_overflow_update")
+
+
+def grad(c: Converter) -> None:
+    if c.bool_("clip_grad"):
+        # TrainStep: ops.clip_by_global_norm(grads, clip_value) after unscaling
+        c.put("grad.clip", {"kind": "global_norm", "max_norm": c.float_("clip_value")}, "clip_grad")
+        c.comments[("grad", "clip", "max_norm")] = "clip_value"
+        c.mapped("clip_grad", "clip_value")
+        if c.bool_("distribute") and c.devices > 1:
+            c.done.discard("clip_grad")
+            c.approximated(
+                "clip_grad", "mindcv clips each device's gradients before the all-reduce, mscodegen after"
+            )
+    else:
+        c.mapped("clip_grad")
+        c.ignored("clip_value", "clip_grad is false")
+    steps = c.int_("gradient_accumulation_steps")
+    if steps > 1:
+        c.put("grad.accumulation_steps", steps, "gradient_accumulation_steps")
+        c.approximated(
+            "gradient_accumulation_steps",
+            "mindcv advances the LR schedule every micro-batch, mscodegen every optimizer step",
+        )
+    else:
+        c.mapped("gradient_accumulation_steps")
+    skips_steps = c.str_("loss_scale_type").lower() == "dynamic" or (
+        c.str_("loss_scale_type").lower() == "fixed" and c.bool_("drop_overflow_update")
+    )
+    if c.bool_("ema") and skips_steps:
+        c.unconverted("ema", "mscodegen's ema does not support a loss scale that skips overflowing steps")
+        c.unconverted("ema_decay", "belongs to ema, which was not converted")
+    elif c.bool_("ema"):
+        # mindcv's TrainStep.ema_update: decay * (1 - exp(-updates / 2000)), as mscodegen's ema does
+        c.put("ema.decay", c.float_("ema_decay"), c.src("ema_decay"))
+        c.put("ema.warmup_steps", 2000, "mindcv's TrainStep: 1 - exp(-updates / 2000)")
+        c.mapped("ema", "ema_decay")
+        if c.bool_("dataset_sink_mode"):
+            c.put("train.dataset_sink_mode", False, "ema: the average is kept by a per-step callback")
+            c.done.discard("dataset_sink_mode")
+            c.approximated(
+                "dataset_sink_mode",
+                "mscodegen's ema keeps the average in a callback after every step, which needs sink mode off",
+            )
+    else:
+        c.mapped("ema")
+        c.ignored("ema_decay", "ema is false")

@@ -1,0 +1,414 @@
+"""`mscodegen parity`: run both generated variants for real and compare them step by step.
+
+The target is a config (both scripts are generated afresh into a temporary directory) or a
+directory written by `mscodegen new` (its scripts run as they are on disk, the user's edits
+included). The scripts write JSON lines (`--loss-log`, `--eval-log`); nothing here scrapes
+stdout. After the run each script saves its network's final parameters (`--save-weights`) and
+the two checkpoints must hold equal tensors. MindSpore is imported only by child processes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mscodegen.config.errors import ConfigError, Problem
+from mscodegen.config.load import LoadedConfig, load_config
+from mscodegen.output.generate import generate
+from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.render.launch import LAUNCH_NAME
+from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
+from mscodegen.schema.rules import cross_section_problems
+
+COMPARED = ("loss", "lr", "loss_scale", "overflow")
+SAVE_WEIGHTS = "--save-weights"
+WEIGHTS_NAME = "weights.ckpt"
+Record = dict[str, Any]  # one JSON line of a --loss-log / --eval-log
+
+
+@dataclass
+class RunResult:
+    variant: str
+    returncode: int
+    seconds: float
+    steps: list[Record] = field(default_factory=list)
+    evals: list[Record] = field(default_factory=list)
+    output_dir: Path | None = None
+    log_tail: str = ""
+    # data parallel with parallel.per_rank_logs: {rank: that rank's loss records}
+    ranks: dict[int, list[Record]] = field(default_factory=dict)
+
+
+def with_workers(loaded: LoadedConfig, workers: int) -> LoadedConfig:
+    """`loaded` switched to parallel.mode data_parallel with `workers` workers (parity --workers)."""
+    cfg = loaded.config
+    parallel = cfg.parallel.model_copy(update={"mode": "data_parallel", "workers": workers})
+    cfg = cfg.model_copy(update={"parallel": parallel})
+    problems = [
+        Problem(".".join(str(k) for k in key), None, None, f"{message} (with --workers {workers})")
+        for key, message in cross_section_problems(cfg)
+    ]
+    if problems:
+        raise ConfigError(problems, loaded.path.as_posix())
+    return LoadedConfig(cfg, loaded.path, loaded.sha256)
+
+
+def generate_both(
+    config: Path, out_dir: Path, *, workers: int | None = None, overrides: Sequence[str] = ()
+) -> dict[str, Path]:
+    """Write both scripts for `config` (with `--set` overrides) into out_dir; {variant: script path}.
+
+    `workers` runs the config data parallel with that many workers (launch.sh is written too).
+    """
+    loaded = load_config(config, overrides)
+    if workers is not None:
+        loaded = with_workers(loaded, workers)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, text in generate(loaded, out_dir).items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+    for variant, name in SCRIPT_NAMES.items():
+        paths[variant] = out_dir / name
+    return paths
+
+
+def run_script(
+    script: Path,
+    workdir: Path,
+    *,
+    variant: str,
+    max_steps: int | None = None,
+    epochs: int | None = None,
+    timeout: float = 600,
+    python: str = sys.executable,
+    extra_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    distributed: bool = False,
+) -> RunResult:
+    """Run one generated script with the shared CLI and read back its JSON logs.
+
+    `distributed`: start it with the launch.sh next to it (msrun, a free port, logs in
+    workdir/msrun_log); `timeout` then bounds the whole job and kills every worker when it expires.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    loss_log, eval_log, output_dir = workdir / "loss.jsonl", workdir / "eval.jsonl", workdir / "output"
+    # a script has --eval-log with data.eval and --output-dir with checkpoints only
+    text = script.read_text(encoding="utf-8", errors="replace")
+    cmd = [python, str(script), "--loss-log", str(loss_log)]
+    if '"--eval-log"' in text:
+        cmd += ["--eval-log", str(eval_log)]
+    if '"--output-dir"' in text and "--output-dir" not in extra_args:
+        cmd += ["--output-dir", str(output_dir)]
+    cmd += extra_args
+    if max_steps is not None:
+        cmd += ["--max-steps", str(max_steps)]
+    if epochs is not None:
+        cmd += ["--epochs", str(epochs)]
+    start = time.perf_counter()
+    with open(workdir / "stdout.txt", "w") as out:
+        if distributed:
+            launch_env = child_env(workdir / "msrun_log", base=env)
+            returncode = run_launched(
+                launch_command(script, cmd[2:]), cwd=workdir, env=launch_env, stdout=out, timeout=timeout
+            )
+        else:
+            returncode = subprocess.run(
+                cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False
+            ).returncode
+    seconds = time.perf_counter() - start
+    log = (workdir / "stdout.txt").read_text(errors="replace")
+    ranks = {rank: _read_jsonl(path) for rank, path in rank_logs(loss_log).items()}
+    if ranks and not loss_log.exists():  # per-rank logs only: rank 0's stands for the run
+        loss_log = rank_logs(loss_log).get(0, loss_log)
+        eval_log = rank_logs(eval_log).get(0, eval_log)
+    return RunResult(
+        variant,
+        returncode,
+        seconds,
+        _read_jsonl(loss_log),
+        _read_jsonl(eval_log),
+        output_dir,
+        "\n".join(log.splitlines()[-25:]),
+        ranks,
+    )
+
+
+def _read_jsonl(path: Path) -> list[Record]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _show(value: object) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def step_differences(
+    a: list[Record], b: list[Record], labels: Sequence[str] = ("model", "native")
+) -> list[str]:
+    """Differences between two loss logs, first differing step first (empty when identical).
+
+    e.g. `step 3: loss 0.6931471805599453 (model) != 0.6925 (native)`.
+    """
+    la, lb = labels
+    problems = []
+    for ra, rb in zip(a, b, strict=False):
+        for key in ("step", "epoch", *COMPARED):
+            if ra.get(key) != rb.get(key):
+                problems.append(
+                    f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
+                )
+    if len(a) != len(b):
+        problems.append(f"step count differs: {len(a)} ({la}) != {len(b)} ({lb})")
+    return problems
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    return "-" if value is None else str(value)
+
+
+def print_table(model: RunResult, native: RunResult) -> None:
+    extra = [k for k in ("loss_scale", "overflow") if any(k in r for r in model.steps)]
+    header = ["step", "epoch", "model loss", "native loss", "|diff|", "lr", *extra, "same"]
+    print("  ".join(f"{h:>14}" for h in header))
+    for ra, rb in zip(model.steps, native.steps, strict=False):
+        la, lb = ra["loss"], rb["loss"]
+        diff = abs(la - lb) if math.isfinite(la) and math.isfinite(lb) else float("nan")
+        same = all(ra.get(k) == rb.get(k) for k in COMPARED)
+        cells = [
+            ra["step"],
+            ra["epoch"],
+            la,
+            lb,
+            diff,
+            ra.get("lr"),
+            *(ra.get(k) for k in extra),
+            "yes" if same else "NO",
+        ]
+        print("  ".join(f"{_fmt(c):>14}" for c in cells))
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
+    """{variant: script} of a directory written by `mscodegen new`, or why it cannot be run."""
+    from mscodegen.output.write import LOCK_NAME
+
+    if not (directory / LOCK_NAME).is_file():
+        return (
+            f"{directory} has no {LOCK_NAME}: name a config file, or a directory written by `mscodegen new`"
+        )
+    scripts = {variant: (directory / name).resolve() for variant, name in SCRIPT_NAMES.items()}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        return f"missing in {directory}: {', '.join(missing)} (generate both variants: mscodegen new --variant both)"
+    return scripts
+
+
+def _edited(directory: Path) -> list[str]:
+    """Files the user edited in `directory` (best effort: [] if the pristine copies are unusable)."""
+    from mscodegen.output.write import WriteError, user_edits
+
+    try:
+        return sorted(user_edits(directory))
+    except WriteError:
+        return []
+
+
+def run_parity(
+    target: Path,
+    *,
+    steps: int,
+    epochs: int | None = None,
+    keep: Path | None = None,
+    timeout: float = 600,
+    workers: int | None = None,
+    plot: Path | None = None,
+    overrides: Sequence[str] = (),
+) -> int:
+    """Run both variants, compare; 0 if every step, every evaluation and the final weights are identical.
+
+    `target` is a config (generated afresh, with `overrides` applied) or a directory written by
+    `mscodegen new` (its scripts run as they are on disk). A data-parallel config (or `workers`,
+    or a launch.sh in the directory) runs each variant under msrun through its launch.sh; with
+    parallel.per_rank_logs every rank's losses are compared, else rank 0's.
+    """
+    target = Path(target)
+    on_disk = target.is_dir()
+    if on_disk and (workers is not None or overrides):
+        option = "--workers" if workers is not None else "--set"
+        return _error(
+            f"{option} changes the config, but {target} is run as it is on disk: "
+            f"run parity on the config instead, or regenerate {target} with `mscodegen update ... {option} ...`"
+        )
+    if shutil.which(sys.executable) is None or not _has_mindspore():
+        return _error(
+            "MindSpore is not importable in this Python; install mscodegen[run] "
+            "(pip install 'mscodegen[run]') to run the scripts"
+        )
+    on_disk_scripts: dict[str, Path] = {}
+    if on_disk:
+        found = _scripts_on_disk(target)
+        if isinstance(found, str):
+            return _error(found)
+        on_disk_scripts = found
+        edited = _edited(target)
+        print(
+            f"running the scripts in {target} as they are on disk"
+            + (f" (your edits to {', '.join(edited)} included)" if edited else ""),
+            flush=True,
+        )
+    # absolute: the scripts run with cwd=<root>/<variant>, where a relative --keep would be doubled
+    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
+    try:
+        return _run_and_compare(
+            target,
+            on_disk_scripts,
+            root,
+            steps=steps,
+            epochs=epochs,
+            timeout=timeout,
+            workers=workers,
+            plot=plot,
+            overrides=overrides,
+        )
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints kept in {root}")
+
+
+def _run_and_compare(
+    target: Path,
+    on_disk_scripts: dict[str, Path],
+    root: Path,
+    *,
+    steps: int,
+    epochs: int | None,
+    timeout: float,
+    workers: int | None,
+    plot: Path | None,
+    overrides: Sequence[str],
+) -> int:
+    """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`)."""
+    on_disk = bool(on_disk_scripts)
+    if on_disk:
+        scripts = on_disk_scripts
+        distributed = (target / LAUNCH_NAME).is_file()
+    else:
+        scripts = generate_both(target, root / "scripts", workers=workers, overrides=overrides)
+        # under msrun when the config (or --workers) says data parallel; a stale launch.sh in --keep does not count
+        distributed = (
+            workers is not None or load_config(target, overrides).config.parallel.mode == "data_parallel"
+        )
+    # Final weights: every rank of an msrun job would write the same file, so only single-process runs.
+    weights = {v: root / v / WEIGHTS_NAME for v in scripts if not distributed and _saves_weights(scripts[v])}
+    results = {}
+    for variant, script in scripts.items():
+        how = " under msrun (launch.sh)" if distributed else ""
+        print(f"running the {variant} variant ({steps} steps){how}...", flush=True)
+        (root / variant).mkdir(parents=True, exist_ok=True)
+        (root / variant / WEIGHTS_NAME).unlink(missing_ok=True)  # a --keep dir may hold an older run's
+        result = run_script(
+            script,
+            root / variant,
+            variant=variant,
+            max_steps=steps,
+            epochs=epochs,
+            timeout=timeout,
+            distributed=distributed,
+            extra_args=(SAVE_WEIGHTS, str(weights[variant])) if variant in weights else (),
+        )
+        print(
+            f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
+            f"{result.seconds:.1f} s",
+            flush=True,
+        )
+        if result.returncode != 0:
+            print(
+                f"error: the {variant} variant failed; last lines of its output:\n{result.log_tail}",
+                file=sys.stderr,
+            )
+            return 1
+        results[variant] = result
+    model, native = results["model"], results["native"]
+    print_table(model, native)
+    problems = step_differences(model.steps, native.steps)
+    if sorted(model.ranks) != sorted(native.ranks):
+        problems.append(f"ranks logged differ: {sorted(model.ranks)} vs {sorted(native.ranks)}")
+    for rank in sorted(set(model.ranks) & set(native.ranks) - {0}):
+        problems += [f"rank {rank}: {p}" for p in step_differences(model.ranks[rank], native.ranks[rank])]
+    if [e["metrics"] for e in model.evals] != [e["metrics"] for e in native.evals]:
+        problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
+    if not model.steps:
+        problems.append("no steps were logged")
+    weights_note = _weights_problems(weights, scripts, distributed, problems)
+    if plot is not None:
+        from mscodegen.run.plot import PlotError, draw, parity_curves
+
+        try:
+            draw(parity_curves(model.steps + model.evals, native.steps + native.evals), plot)
+            print(f"wrote {plot}")
+        except PlotError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+    if problems:
+        print(f"NOT identical: {problems[0]}", file=sys.stderr)
+        if len(problems) > 1:
+            print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
+        return 1
+    print(
+        f"identical: {len(model.steps)} steps"
+        + (f", {len(model.evals)} evaluation(s)" if model.evals else "")
+        + (f", ranks {sorted(model.ranks)}" if model.ranks else "")
+        + weights_note
+    )
+    return 0
+
+
+def _saves_weights(script: Path) -> bool:
+    """Whether the script has the --save-weights option (scripts generated before it do not)."""
+    return SAVE_WEIGHTS in script.read_text(encoding="utf-8", errors="replace")
+
+
+def _weights_problems(
+    weights: dict[str, Path], scripts: dict[str, Path], distributed: bool, problems: list[str]
+) -> str:
+    """Compare the final weights (appending to `problems`); the note for the `identical` line."""
+    from mscodegen.run.weights import CheckpointError, compare_checkpoints
+
+    if set(weights) != set(scripts):
+        if distributed:
+            why = "under msrun"
+        else:
+            without = ", ".join(str(scripts[v]) for v in scripts if v not in weights)
+            why = f"no {SAVE_WEIGHTS} option in {without} (older scripts: regenerate with `mscodegen update`)"
+        print(f"note: final weights not compared: {why}", file=sys.stderr)
+        return "; final weights NOT compared"
+    try:
+        found = compare_checkpoints(weights["model"], weights["native"])
+    except CheckpointError as exc:
+        problems.append(f"final weights: {exc}")
+        return ""
+    problems += [f"final weights: {p}" for p in found]
+    return ", final weights equal"
+
+
+def _has_mindspore() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mindspore") is not None

@@ -1,0 +1,375 @@
+"""`mscodegen validate CONFIG --run`: generate both scripts into a temporary directory, run each with
+`--fast-dev-run` (one train batch with a real forward/backward/update, one eval batch, nothing
+written) and map a failure back to the YAML key that caused it.
+
+This is for what no static rule can see, e.g. an imported dataset whose images do not fit the network
+or whose labels exceed network.num_classes. It imports MindSpore only in the child processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mscodegen.config.errors import Problem
+from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.schema.data import ImportedData, fixed_transforms
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.parallel import Parallel
+from mscodegen.schema.training import ImportedMetric
+
+FAST_DEV_RUN_ARGS = ("--fast-dev-run",)
+FAST_DEV_RUN_OK = "fast-dev-run: step"  # the scripts print it after each step they train
+SCRIPTS = {"model": "train_model.py", "native": "train_native.py"}
+TAIL_LINES = 6
+
+Key = tuple[str | int, ...]
+
+# The last line of a Python traceback: "ValueError: For 'MatMul' ...", "mod.Error: ...".
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt))(?::\s|$)"
+)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)')
+_SHAPE = re.compile(
+    r"For '(MatMul|Conv2D|Conv2d|BiasAdd|Dense|BatchMatMul|Reshape|Flatten|MaxPool|AvgPool|BatchNorm\w*)'"
+    r"|input dimensions must be equal|'C_in' of input|shape of .* must be|must be equal to .* shape"
+)
+_LABEL = re.compile(
+    r"got error label|label\[index\] must|labels? .*(out of|exceed|range)|target .* out of bounds"
+    r"|Target \d+ is out of bounds",
+    re.IGNORECASE,
+)
+_COLUMNS = re.compile(
+    r"too many values to unpack|not enough values to unpack|should return two elements"
+    r"|number of (?:columns|elements)|column names|input_columns",
+    re.IGNORECASE,
+)
+_IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameError)\b")
+# What the generated scripts themselves import (the `run` extra), as opposed to a user's factory.
+_MISSING_RUNTIME = re.compile(r"No module named '(mindspore|mindcv|sklearn|numpy)[.']")
+_ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
+_PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n  .*)*")  # load_pretrained
+_NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
+_NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
+
+# Functions of the generated scripts that import and call one user object, and the key that names it
+# (train() imports several: its frames are matched by their source line instead).
+_HOSTS: dict[str, Key] = {
+    "create_dataset": ("data", "train", "factory"),  # one function for both splits: the same factory
+    "create_train_dataset": ("data", "train", "factory"),
+    "create_eval_dataset": ("data", "eval", "factory"),
+    "build_gradient_processor": ("grad", "process"),
+}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    variant: str
+    returncode: int | None  # None: timed out
+    stdout: str
+    stderr: str
+
+
+def run_preflight(
+    loaded: LoadedConfig,
+    *,
+    timeout: float = 600,
+    python: str = sys.executable,
+    script_args: Sequence[str] = FAST_DEV_RUN_ARGS,
+    marker: str | None = FAST_DEV_RUN_OK,
+) -> list[Problem]:
+    """Run both variants for one batch; [] when both pass, else one located Problem per failure.
+
+    `script_args` / `marker`: what the scripts are run with and must print (the defaults are
+    `--fast-dev-run` and its "fast-dev-run: ok").
+    """
+    from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
+
+    if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
+        config = loaded.config.model_copy(update={"parallel": Parallel()})
+        loaded = dataclasses.replace(loaded, config=config)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mscodegen-preflight-") as tmp:
+        workdir = Path(tmp)
+        for name, text in generate(loaded, workdir).items():
+            (workdir / name).write_text(text, encoding="utf-8")
+        for variant, script in SCRIPTS.items():
+            results.append(_run(workdir, variant, script, python, script_args, timeout))
+    problems = [problem for result in results if (problem := diagnose(result, loaded, marker))]
+    return _merge_variants(problems)
+
+
+def _run(
+    workdir: Path, variant: str, script: str, python: str, args: Sequence[str], timeout: float
+) -> RunResult:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [python, script, *args]  # --fast-dev-run writes nothing: no --output-dir needed
+    try:
+        done = subprocess.run(
+            cmd, cwd=workdir, env=env, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
+    except subprocess.TimeoutExpired as exc:
+        return RunResult(variant, None, _text(exc.stdout), _text(exc.stderr))
+    return RunResult(variant, done.returncode, done.stdout, done.stderr)
+
+
+def _text(data: str | bytes | None) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    return data or ""
+
+
+def diagnose(result: RunResult, loaded: LoadedConfig, marker: str | None = FAST_DEV_RUN_OK) -> Problem | None:
+    """The located problem a finished run shows, or None when it passed."""
+    script = SCRIPTS.get(result.variant, result.variant)
+    if result.returncode is None:
+        return _at(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
+    non_finite = _NON_FINITE_LOSS.search(result.stdout)
+    if result.returncode == 0 and non_finite is None and (marker is None or marker in result.stdout):
+        return None
+    if result.returncode == 0 and non_finite is not None:
+        return _at(
+            loaded,
+            _classes_key(loaded),
+            f"{script}: the loss is not finite after one batch ({non_finite.group(0)}): a label equal to "
+            "the number of classes gives an inf loss on CPU without an error; check the labels against "
+            "network.num_classes (or lower optimizer.lr)",
+        )
+    if result.returncode == 0:
+        return _at(loaded, (), f"{script} exited 0 without printing {marker!r}{_tail(result.stdout)}")
+    key, cause = map_failure(result.stderr, loaded)
+    return _at(loaded, key, f"{script} --fast-dev-run failed: {cause}")
+
+
+def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
+    """(key, explanation) for a failed run's stderr; key () when no key can be blamed."""
+    error = exception_line(stderr)
+    in_eval = _in_eval(stderr)
+    split = "eval" if in_eval else "train"
+    missing = _MISSING_RUNTIME.search(error)
+    if missing and _IMPORT.match(error):
+        return (), (
+            f"the scripts need {missing.group(1)}, which this Python lacks ({error}); "
+            "install what they run on: pip install 'mscodegen[run]'"
+        )
+    if "unrecognized arguments: --fast-dev-run" in stderr:
+        return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
+    pretrained = _PRETRAINED.search(stderr)
+    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
+        return ("network", "checkpoint"), pretrained.group(0)
+    if "load_pretrained" in stderr and error:  # the file could not be read at all
+        return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
+    zero = _ZERO_STEPS.search(stderr)
+    if zero:
+        return ("data", "train", "batch_size"), zero.group(0)
+    if _LABEL.search(stderr):
+        return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
+    if _SHAPE.search(stderr):
+        key, what = _shape_key(loaded, split)
+        return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
+    if error and _IMPORT.match(error):
+        factory = _import_key(stderr, error, loaded)
+        if factory:
+            return factory, f"importing it failed: {error}"
+    if _COLUMNS.search(stderr):
+        columns = loaded.config.data.columns  # data.inputs, then data.labels
+        return (
+            ("data", split),
+            f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row ({error})",
+        )
+    called = _called_key(stderr, error, loaded) if error else None
+    if called:
+        return called, f"calling it failed: {error}"
+    return (), f"{error or 'it failed'}{_tail(stderr)}"
+
+
+def exception_line(stderr: str) -> str:
+    """The last `SomeError: message` line of a traceback ('' when there is none)."""
+    found = ""
+    for line in stderr.splitlines():
+        if _EXCEPTION_LINE.match(line):
+            found = line.strip()
+    return found
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.splitlines() if not _NOISE.search(line)][-TAIL_LINES:]
+    return ("; last lines:\n    " + "\n    ".join(lines)) if lines else ""
+
+
+def _in_eval(stderr: str) -> bool:
+    functions = [m.group("function") for line in stderr.splitlines() if (m := _FRAME.match(line))]
+    return any(f in ("evaluate", "eval", "_eval_process", "build_eval_dataset") for f in functions)
+
+
+def _classes_key(loaded: LoadedConfig) -> Key:
+    net = loaded.config.network
+    if isinstance(net, ImportedNetwork):
+        for key in net.kwargs:
+            if key == "num_classes":
+                return ("network", "kwargs", key)
+        return ("network",)
+    return ("network", "num_classes")
+
+
+def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
+    cfg = loaded.config
+    net = cfg.network
+    if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
+        spec = cfg.data.eval
+        transforms = fixed_transforms(spec)
+        if transforms is not None and transforms.resize:
+            return (
+                "data",
+                "eval",
+                "transforms",
+                "resize",
+            ), "data.eval.transforms.resize against data.train's"
+        if isinstance(spec, ImportedData):
+            if spec.image_shape:
+                return (
+                    "data",
+                    "eval",
+                    "image_shape",
+                ), "data.eval.image_shape against what the factory yields"
+            return ("data", "eval", "factory"), "the images data.eval.factory yields against data.train's"
+        return ("data", "eval"), "data.eval's images against data.train's"
+    spec = cfg.data.train
+    transforms = getattr(spec, "transforms", None)
+    if isinstance(net, BuiltinNetwork) and net.input_shape:
+        return ("network", "input_shape"), "network.input_shape against the images the data yields"
+    if isinstance(spec, ImportedData):
+        if spec.image_shape:
+            return ("data", "train", "image_shape"), "data.train.image_shape against what the factory yields"
+        return ("data", "train", "factory"), "the images data.train.factory yields"
+    if transforms is not None:
+        return ("data", "train", "transforms"), "data.train.transforms"
+    return ("network",), "the network against the images of data.train"
+
+
+def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
+    """The factory key whose import failed: by the script function it failed in, or by module."""
+    sites = _import_sites(loaded)
+    for function, source in reversed(_frames(stderr)):
+        key = _host_site(function, source, error, sites)
+        if key:
+            return key
+    named = [key for key, path in sites.items() if _mentions(error, path)]
+    return named[0] if named else None
+
+
+def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
+    """(function, source line) of each traceback frame, outermost first; only the generated scripts'."""
+    lines = stderr.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = _FRAME.match(line)
+        if m and (not in_script or Path(m.group("file")).name in SCRIPTS.values()):
+            out.append((m.group("function"), lines[i + 1].strip() if i + 1 < len(lines) else ""))
+    return out
+
+
+def _host_site(function: str, source: str, error: str, sites: dict[Key, str]) -> Key | None:
+    """The import site a script frame imports or calls: by its source line (`network = Net(...)`,
+    `from parts import Net`), else by the function (create_train_dataset -> data.train.factory)."""
+    matches = []
+    for site, path in sites.items():
+        module, _, name = path.rpartition(":") if ":" in path else path.rpartition(".")
+        called = rf"\b{re.escape(name)}\(|^from {re.escape(module)} import|^import {re.escape(module)}\b"
+        if re.search(called, source):
+            matches.append(site)
+    if len(matches) == 1:
+        return matches[0]
+    key = _HOSTS.get(function)
+    if key in sites and (not matches or key in matches):  # one factory for both splits: by function
+        return key
+    return None
+
+
+_UNEXPECTED_KWARG = re.compile(r"unexpected keyword argument '([^']+)'")
+
+
+def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
+    """A user object that raised when the script called it: the innermost script frame calls it.
+
+    A misspelled keyword argument is blamed on that key of its kwargs.
+    """
+    in_script = _frames(stderr, in_script=True)
+    if not in_script:
+        return None
+    site = _host_site(*in_script[-1], error, _import_sites(loaded))
+    if site is None:
+        return None
+    bad = _UNEXPECTED_KWARG.search(error)
+    kwargs = _kwargs_at(loaded, site[:-1])
+    if bad and bad.group(1) in kwargs:
+        return (*site[:-1], "kwargs", bad.group(1))
+    return site
+
+
+def _kwargs_at(loaded: LoadedConfig, owner: Key) -> dict[str, object]:
+    """The kwargs of the config entry at `owner` (network, data.train, eval.metrics[i]), or {}."""
+    node: object = loaded.config
+    for element in owner:
+        node = (
+            node[element]
+            if isinstance(element, int) and isinstance(node, list)
+            else getattr(node, str(element), None)
+        )
+    kwargs = getattr(node, "kwargs", None)
+    return kwargs if isinstance(kwargs, dict) else {}
+
+
+def _mentions(error: str, path: str) -> bool:
+    module, _, attr = path.partition(":")
+    return any(f"'{name}'" in error for name in (module, module.split(".")[0], attr))
+
+
+def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
+    cfg = loaded.config
+    sites: dict[Key, str] = {}
+    if isinstance(cfg.network, ImportedNetwork):
+        sites["network", "factory"] = cfg.network.factory
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            sites["data", split, "factory"] = spec.factory
+    for i, metric in enumerate(cfg.eval.metrics if cfg.eval else []):
+        if isinstance(metric, ImportedMetric):
+            sites["eval", "metrics", i, "class"] = metric.cls
+    if cfg.grad.process:
+        sites["grad", "process"] = cfg.grad.process
+    return sites
+
+
+def _at(loaded: LoadedConfig, key: Key, message: str) -> Problem:
+    if not key:
+        return Problem("", None, None, message)
+    return (
+        problem_at(loaded.loaded_yaml, key, message)
+        if loaded.loaded_yaml
+        else Problem("", None, None, message)
+    )
+
+
+def _merge_variants(problems: list[Problem]) -> list[Problem]:
+    """One problem when both scripts fail at the same key for the same reason."""
+    merged: dict[tuple[str, int | None, int | None, str], Problem] = {}
+    for problem in problems:
+        script, _, rest = problem.message.partition(" ")
+        same = (problem.path, problem.line, problem.column, rest)
+        if same in merged:
+            first = merged[same]
+            merged[same] = dataclasses.replace(
+                first, message=f"{first.message.partition(' ')[0]} and {script} {rest}"
+            )
+        else:
+            merged[same] = problem
+    return list(merged.values())

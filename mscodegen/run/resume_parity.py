@@ -1,0 +1,131 @@
+"""`mscodegen parity CONFIG --resume-at K`: prove that stopping at step K and resuming equals never stopping.
+
+For each variant: one whole run (`--max-steps STEPS`), one run stopped at K (`--max-steps K`, which
+writes a resume checkpoint) and one run resumed from it (`--resume latest`, same output directory).
+The stopped run's steps must equal the whole run's first K, the resumed run's the rest (loss, lr,
+loss_scale, overflow, epoch and step numbers, compared with ==), and the final weights must be equal.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from mscodegen.run.parity import (
+    SAVE_WEIGHTS,
+    RunResult,
+    _error,
+    _has_mindspore,
+    _scripts_on_disk,
+    generate_both,
+    run_script,
+    step_differences,
+)
+
+
+def run_resume_parity(
+    target: Path,
+    *,
+    resume_at: int,
+    steps: int,
+    epochs: int | None = None,
+    keep: Path | None = None,
+    timeout: float = 600,
+    overrides: Sequence[str] = (),
+) -> int:
+    """0 when, in both variants, the stopped + resumed runs equal the whole run; 1 when not; 2 on usage errors."""
+    target = Path(target)
+    if not 1 <= resume_at < steps:
+        return _error(f"--resume-at {resume_at} must be at least 1 and less than --steps {steps}")
+    if not _has_mindspore():
+        return _error("MindSpore is not importable in this Python; install mscodegen[run] to run the scripts")
+    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
+    try:
+        if target.is_dir():
+            found = _scripts_on_disk(target)
+            if isinstance(found, str):
+                return _error(found)
+            scripts = found
+        else:
+            scripts = generate_both(target, root / "scripts", overrides=overrides)
+        without = [
+            str(path) for path in scripts.values() if '"--resume"' not in path.read_text(encoding="utf-8")
+        ]
+        if without:
+            return _error(
+                f"{', '.join(without)} cannot resume: a config resumes from its checkpoints "
+                "(add a callbacks.checkpoint section; it is resumable unless resumable: false)"
+            )
+        problems: list[str] = []
+        for variant, script in scripts.items():
+            found_problems = _one_variant(variant, script, root / variant, resume_at, steps, epochs, timeout)
+            if found_problems is None:
+                return 1
+            problems += [f"{variant}: {p}" for p in found_problems]
+        if problems:
+            print(f"NOT identical: {problems[0]}", file=sys.stderr)
+            if len(problems) > 1:
+                print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
+            return 1
+        print(
+            f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants"
+        )
+        return 0
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"scripts, logs and checkpoints kept in {root}")
+
+
+def _run(
+    variant: str, script: Path, workdir: Path, label: str, timeout: float, **kwargs: object
+) -> RunResult | None:
+    print(f"running the {variant} variant ({label})...", flush=True)
+    result = run_script(script, workdir, variant=variant, timeout=timeout, **kwargs)  # type: ignore[arg-type]
+    print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)
+    if result.returncode != 0:
+        print(f"error: the {variant} variant ({label}) failed:\n{result.log_tail}", file=sys.stderr)
+        return None
+    return result
+
+
+def _one_variant(
+    variant: str, script: Path, root: Path, resume_at: int, steps: int, epochs: int | None, timeout: float
+) -> list[str] | None:
+    """Problems of one variant ([] when exact), or None when a run failed."""
+    from mscodegen.run.weights import CheckpointError, compare_checkpoints
+
+    shutil.rmtree(root, ignore_errors=True)
+    resumed_output = root / "resumed-output"
+    whole_weights, resumed_weights = root / "whole.ckpt", root / "resumed.ckpt"
+    whole = _run(
+        variant, script, root / "whole", f"whole, {steps} steps", timeout,
+        max_steps=steps, epochs=epochs, extra_args=(SAVE_WEIGHTS, str(whole_weights)),
+    )  # fmt: skip
+    if whole is None:
+        return None
+    stopped = _run(
+        variant, script, root / "stopped", f"stopped at step {resume_at}", timeout,
+        max_steps=resume_at, epochs=epochs, extra_args=("--output-dir", str(resumed_output)),
+    )  # fmt: skip
+    if stopped is None:
+        return None
+    resumed = _run(
+        variant, script, root / "resumed", "resumed with --resume latest", timeout,
+        max_steps=steps, epochs=epochs,
+        extra_args=("--output-dir", str(resumed_output), "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights)),
+    )  # fmt: skip
+    if resumed is None:
+        return None
+    labels = ("whole run", "stopped + resumed")
+    problems = step_differences(whole.steps, stopped.steps + resumed.steps, labels)
+    if not problems:
+        try:
+            problems += [f"final weights: {p}" for p in compare_checkpoints(whole_weights, resumed_weights)]
+        except CheckpointError as exc:
+            problems.append(f"final weights: {exc}")
+    return problems
