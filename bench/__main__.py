@@ -616,9 +616,7 @@ def profile_generation(work: Path, repeats: int) -> dict:
         for _ in range(repeats)
     ]
     phases = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
-    print(
-        "  `new` phases (s, median): " + "  ".join(f"{k} {v:.3f}" for k, v in phases.items()), flush=True
-    )
+    print("  `new` phases (s, median): " + "  ".join(f"{k} {v:.3f}" for k, v in phases.items()), flush=True)
     return {"example": PROFILED_EXAMPLE, "median_s": phases, "runs": runs}
 
 
@@ -673,9 +671,7 @@ def print_tables(training: list[dict], generation: list[dict]) -> None:
         print("\ngeneration, whole process wall time (median)")
         print(f"{'example':36} {'new':>9} {'validate':>9}")
         for row in generation:
-            print(
-                f"{row['example']:36} {row['new_s']:9.3f} {row['validate_s']:9.3f}"
-            )
+            print(f"{row['example']:36} {row['new_s']:9.3f} {row['validate_s']:9.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
