@@ -1,0 +1,81 @@
+"""What the commands share: exit codes, the subcommand parser helper, --out/--variant/--set, loading."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from mscodegen.config.load import LoadedConfig
+    from mscodegen.output.write import LockMeta
+    from mscodegen.plan import Variant
+
+    SubParsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]  # add_subparsers()'s
+
+EXIT_OK, EXIT_FAIL, EXIT_CONFIG = 0, 1, 2
+
+
+def command(sub: SubParsers, name: str, help_: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help shows its description and an example."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help_,
+        description=help_,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def out_and_variant(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: generated/<name>)")
+    p.add_argument(
+        "--variant",
+        choices=("model", "native", "both"),
+        default="both",
+        help="which script(s) to write (default: %(default)s)",
+    )
+
+
+def overrides(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="override one config value (repeatable; dotted keys, list indices: metrics.0.name=loss; "
+        "the value is read as a YAML scalar). `new`/`update` record them in the lock; without --set, "
+        "`update` and `new --check` reuse the recorded ones",
+    )
+
+
+def load(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """load_config, with any unexpected failure of the reader turned into a located ConfigError."""
+    from mscodegen.config.errors import ConfigError, Problem
+    from mscodegen.config.load import load_config
+
+    try:
+        return load_config(path, overrides)
+    except ConfigError:
+        raise
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - no traceback for any input
+        message = f"cannot read this config ({type(exc).__name__}: {exc}); please report it"
+        raise ConfigError([Problem("", 1, 1, message)], str(path)) from None
+
+
+def prepare(args: argparse.Namespace) -> tuple[Path, dict[str, str], LockMeta]:
+    from mscodegen.output.generate import default_out_dir, generate, lock_meta
+    from mscodegen.output.write import LOCK_NAME, read_lock
+
+    loaded = load(args.config, args.set or ())
+    out_dir = args.out or default_out_dir(loaded)
+    if args.set is None and (out_dir / LOCK_NAME).is_file():
+        lock = read_lock(out_dir)  # reproduce the scripts with the overrides they were made with
+        if lock is not None and lock.meta.overrides:
+            loaded = load(args.config, lock.meta.overrides)
+    variants: tuple[Variant, ...] = ("model", "native") if args.variant == "both" else (args.variant,)
+    return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)

@@ -1,0 +1,85 @@
+"""`mscodegen import-mindcv`: convert a mindcv recipe into a mscodegen config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mscodegen.cli._common import (
+    EXIT_CONFIG,
+    EXIT_FAIL,
+    EXIT_OK,
+)
+
+if TYPE_CHECKING:
+    from mscodegen.cli._common import SubParsers
+
+
+def add(sub: SubParsers) -> None:
+    import_mindcv = sub.add_parser(
+        "import-mindcv",
+        help="convert a mindcv recipe (its config.py arguments) into a mscodegen config",
+        description="Convert a mindcv recipe YAML (the arguments of mindcv's config.py; omitted ones take "
+        "mindcv 0.3.0's defaults) into a mscodegen config. Every argument that mscodegen cannot express, "
+        "or only approximately, is printed on stderr with its value and listed on top of the written "
+        "config. Exit 0: everything converted; 1: something was not (the config is written anyway); "
+        "2: the recipe cannot be read or the config cannot be written.",
+        epilog="examples:\n"
+        "  mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8\n"
+        "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    import_mindcv.add_argument("recipe", type=Path, metavar="RECIPE")
+    import_mindcv.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="CONFIG",
+        help="config file to write (overwritten)",
+    )
+    import_mindcv.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        metavar="N",
+        help="devices the recipe runs on (distribute: true): mindcv's batch_size is per device, "
+        "mscodegen's is global, so it is multiplied by N (default: %(default)s)",
+    )
+    import_mindcv.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import shlex
+
+    from mscodegen.recipes.mindcv import RecipeError, convert, header_lines, read_recipe
+
+    if args.devices < 1:
+        print("error: --devices must be at least 1", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        conversion = convert(read_recipe(args.recipe), devices=args.devices, out_dir=args.output.parent)
+    except RecipeError as exc:
+        print(f"error: {args.recipe}: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    command = shlex.join(
+        ["mscodegen", "import-mindcv", args.recipe.as_posix(), "-o", args.output.as_posix()]
+        + (["--devices", str(args.devices)] if args.devices != 1 else [])
+    )
+    try:
+        args.output.write_text(
+            conversion.to_yaml(header_lines(args.recipe, command, args.devices, conversion)), encoding="utf-8"
+        )
+    except OSError as exc:
+        print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    for finding in conversion.approximated:
+        print(f"approximated: {finding.describe()}", file=sys.stderr)
+    for finding in conversion.not_converted:
+        print(f"not converted: {finding.describe()}", file=sys.stderr)
+    for note in conversion.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {args.output}")
+    return EXIT_OK if conversion.complete else EXIT_FAIL

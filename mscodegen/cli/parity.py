@@ -1,0 +1,92 @@
+"""`mscodegen parity`: run both variants and compare them (or stop and resume with `--resume-at`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mscodegen.cli._common import (
+    EXIT_CONFIG,
+    command,
+    overrides,
+)
+
+if TYPE_CHECKING:
+    from mscodegen.cli._common import SubParsers
+
+
+def add(sub: SubParsers) -> None:
+    parity = command(
+        sub,
+        "parity",
+        "run both variants and compare their per-step losses and final weights (exit 0 equal, 1 not)",
+        "mscodegen parity examples/lenet_digits.yaml --steps 20\n"
+        "  mscodegen parity generated/lenet_digits      # the scripts as they are on disk, your edits included",
+    )
+    parity.add_argument(
+        "target",
+        type=Path,
+        metavar="CONFIG|DIR",
+        help="a config (both scripts generated afresh) or a directory written by `mscodegen new` "
+        "(its scripts run as they are on disk)",
+    )
+    overrides(parity)
+    parity.add_argument("--steps", type=int, default=20, help="steps to run (default: %(default)s)")
+    parity.add_argument("--epochs", type=int, default=None, help="override train.epochs")
+    parity.add_argument(
+        "--keep", type=Path, default=None, help="keep the scripts, logs and checkpoints in this directory"
+    )
+    parity.add_argument(
+        "--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)"
+    )
+    parity.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="run data parallel under msrun with this many workers (parallel.mode data_parallel); "
+        "a data_parallel config runs under msrun without it",
+    )
+    parity.add_argument(
+        "--plot", type=Path, default=None, metavar="PNG", help="draw both variants and their difference"
+    )
+    parity.add_argument(
+        "--resume-at",
+        type=int,
+        default=None,
+        metavar="K",
+        help="instead: run each variant whole (--steps), then stopped at step K and resumed with --resume latest; "
+        "exit 0 when the resumed tail equals the whole run",
+    )
+    parity.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mscodegen.run.parity import run_parity
+
+    if args.workers is not None and args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.resume_at is not None:
+        from mscodegen.run.resume_parity import run_resume_parity
+
+        return run_resume_parity(
+            args.target,
+            resume_at=args.resume_at,
+            steps=args.steps,
+            epochs=args.epochs,
+            keep=args.keep,
+            timeout=args.timeout,
+            overrides=args.set or (),
+        )
+    return run_parity(
+        args.target,
+        overrides=args.set or (),
+        steps=args.steps,
+        epochs=args.epochs,
+        keep=args.keep,
+        timeout=args.timeout,
+        workers=args.workers,
+        plot=args.plot,
+    )

@@ -1,0 +1,43 @@
+"""`mscodegen plot`: curves from the scripts' --loss-log/--eval-log files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mscodegen.cli._common import (
+    EXIT_CONFIG,
+    EXIT_OK,
+)
+
+if TYPE_CHECKING:
+    from mscodegen.cli._common import SubParsers
+
+
+def add(sub: SubParsers) -> None:
+    plot = sub.add_parser(
+        "plot",
+        help="draw loss, LR, loss scale and eval metrics from --loss-log/--eval-log files into a PNG",
+        description="Draw every quantity the logs hold (loss, lr, loss_scale, eval metrics), one "
+        "subplot each, one labelled curve per file. Needs matplotlib: pip install 'mscodegen[plot]'.",
+        epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"
+        "  mscodegen plot model/loss.jsonl native/loss.jsonl model/eval.jsonl -o runs.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plot.add_argument("logs", type=Path, nargs="+", metavar="LOG")
+    plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG")
+    plot.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mscodegen.run.plot import PlotError, plot_logs
+
+    try:
+        plot_logs(args.logs, args.output)
+    except PlotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"wrote {args.output}")
+    return EXIT_OK

@@ -1,0 +1,39 @@
+"""`mscodegen schema`: print the config's JSON Schema (for editor completion)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from mscodegen.cli._common import (
+    EXIT_OK,
+    command,
+)
+
+if TYPE_CHECKING:
+    from mscodegen.cli._common import SubParsers
+
+
+def add(sub: SubParsers) -> None:
+    schema = command(
+        sub,
+        "schema",
+        "print the config's JSON Schema (for editor completion)",
+        "mscodegen schema > mscodegen.schema.json",
+    )
+    schema.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mscodegen.schema import Config
+
+    schema = Config.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "mscodegen config"
+    schema["properties"]["extends"] = {  # read by compose.py before the schema sees the config
+        "description": "base config file(s), relative to this file, merged in order under this one",
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    }
+    print(json.dumps(schema, indent=2, sort_keys=True))
+    return EXIT_OK

@@ -1,0 +1,64 @@
+"""`mscodegen update`: regenerate and 3-way merge with the user's edits."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mscodegen.cli._common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    command,
+    out_and_variant,
+    overrides,
+    prepare,
+)
+
+if TYPE_CHECKING:
+    from mscodegen.cli._common import SubParsers
+
+
+def add(sub: SubParsers) -> None:
+    update = command(
+        sub,
+        "update",
+        "regenerate and 3-way merge with your edits (conflicts get markers, exit 1)",
+        "mscodegen update examples/lenet_digits.yaml --dry-run",
+    )
+    update.add_argument("config", type=Path)
+    out_and_variant(update)
+    overrides(update)
+    update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
+    update.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mscodegen.output.write import update
+
+    out_dir, files, meta = prepare(args)
+    report = update(out_dir, files, meta, dry_run=args.dry_run)
+    if args.dry_run:
+        for text in report.diffs.values():
+            sys.stdout.write(text)
+        if not any(report.diffs.values()):
+            print(f"{out_dir}: nothing to change")
+        for name, line in report.conflicts:
+            print(
+                f"{out_dir / name}:{line}: would conflict with your edit (nothing was written)",
+                file=sys.stderr,
+            )
+        return EXIT_FAIL if report.has_conflicts else EXIT_OK
+    for name, status in report.statuses.items():
+        print(f"{status:>10}  {out_dir / name}")
+    for name, line in report.conflicts:
+        print(
+            f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr
+        )
+    if report.has_conflicts:
+        print(
+            "resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as <file>.orig", file=sys.stderr
+        )
+        return EXIT_FAIL
+    return EXIT_OK
