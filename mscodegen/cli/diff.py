@@ -7,11 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    command,
-)
+from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers

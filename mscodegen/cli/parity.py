@@ -7,11 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import (
-    EXIT_CONFIG,
-    command,
-    overrides,
-)
+from mscodegen.cli._common import EXIT_CONFIG, command, overrides
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers

@@ -6,10 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import (
-    EXIT_OK,
-    command,
-)
+from mscodegen.cli._common import EXIT_OK, command
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers

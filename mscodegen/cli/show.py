@@ -7,12 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import (
-    EXIT_OK,
-    command,
-    load,
-    overrides,
-)
+from mscodegen.cli._common import EXIT_OK, command, load, overrides
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers

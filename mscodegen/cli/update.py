@@ -7,14 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    command,
-    out_and_variant,
-    overrides,
-    prepare,
-)
+from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, out_and_variant, overrides, prepare
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers
