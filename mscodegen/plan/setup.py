@@ -226,7 +226,7 @@ def build_network(cfg: Config, rel: Relative) -> Network:
     net = cfg.network
     if isinstance(net, BuiltinNetwork):
         shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
-        assert shape is not None  # rules.py rejects configs where it is unknown
+        assert shape is not None  # schema/rules rejects configs where it is unknown
         channels, height, width = shape
         summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
         outs = [*(str(w) for w in net.hidden), "num_classes"]
@@ -387,7 +387,7 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
 def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
     """optimizer.layer_decay: a group per layer but the last (mscodegen.schema.layers), which is the default."""
     layers = layers_of(cfg.network)
-    assert layers is not None  # rules.py rejects networks without layer ids
+    assert layers is not None  # schema/rules rejects networks without layer ids
     last = len(layers) - 1
     out = [
         OptimizerGroup(

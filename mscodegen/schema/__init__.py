@@ -1,7 +1,7 @@
 """The config schema: one pydantic model per YAML section.
 
 Rules inside one section are validators on that section; rules that tie sections
-together live in `rules.py`, which reports each with the key it is about.
+together live in `rules/`, which reports each with the key it is about.
 """
 
 from __future__ import annotations

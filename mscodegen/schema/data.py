@@ -61,7 +61,7 @@ PipelineEntry = Annotated[
         description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
     ),
 ]
-# The built-in sources' columns; an imported source names its own (`columns`), and rules.py checks
+# The built-in sources' columns; an imported source names its own (`columns`), and schema/rules checks
 # that its pipelines name one of them.
 Column = Literal["image", "label"]
 ColumnPipelines = dict[Column, list[PipelineEntry]]

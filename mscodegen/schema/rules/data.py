@@ -1,0 +1,331 @@
+"""Rules on the data: batches per epoch, sharding, shuffling, columns, batch transforms, eval pipelines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from mscodegen.catalog import pipeline
+from mscodegen.catalog.suggest import did_you_mean
+from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema._base import python_name
+from mscodegen.schema.data import (
+    BUILTIN_COLUMNS,
+    Dataset,
+    ImportedData,
+    columns_of,
+    fixed_transforms,
+    pipelines_of,
+)
+from mscodegen.schema.names import column_collision
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.optim import (
+    ImportedLoss,
+)
+from mscodegen.schema.rules._registry import KeyPath, Violation, rule
+from mscodegen.schema.sources import sample_count
+from mscodegen.schema.training import eval_metrics
+
+
+@rule("data")
+def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
+        shuffle = getattr(spec, "shuffle", None)
+        if isinstance(spec, ImportedData) and getattr(shuffle, "in_source", False):
+            yield (
+                ("data", split, "shuffle", "in_source"),
+                "the factory builds the source itself: shuffle it there (kind import has no source shuffle)",
+            )
+
+
+def known_train_batches(cfg: Config, config_dir: Path | None = None) -> int | None:
+    """Batches per epoch (per shard) of data.train when the config, or a cheap look at files, tells it."""
+    batches = _batches(cfg.data.train, config_dir, cfg.parallel.workers if _sharded(cfg) else 1)
+    return None if batches is None else batches[0]
+
+
+def _sharded(cfg: Config) -> bool:
+    return cfg.parallel.mode == "data_parallel" and cfg.parallel.workers > 1
+
+
+def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, str, int, int] | None:
+    """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
+    if isinstance(spec, ImportedData):
+        return None
+    if config_dir is None and hasattr(spec, "path"):
+        return None
+    count = sample_count(spec, config_dir or Path())
+    if count is None:
+        return None
+    samples = -(-count.value // shards)  # the distributed sampler pads every shard to the same size
+    batch = max(spec.batch_size // shards, 1)
+    drop = spec.drop_remainder
+    return (samples // batch if drop else -(-samples // batch)), count.why, samples, batch
+
+
+@rule("parallel", "data.train")
+def _parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    par = cfg.parallel
+    if par.mode == "stand_alone" and par.workers != 1:
+        yield ("parallel", "workers"), "more than one worker needs parallel.mode: data_parallel"
+    if par.mode == "data_parallel":
+        # Only data.train is sharded: every rank evaluates the whole of data.eval with its (identical)
+        # replica, so the metrics are those of the full eval set and its batch size is not split.
+        dataset = cfg.data.train
+        if dataset.batch_size % par.workers:
+            yield (
+                ("data", "train", "batch_size"),
+                (
+                    f"{dataset.batch_size} is the global batch and must divide evenly over "
+                    f"parallel.workers ({par.workers})"
+                ),
+            )
+
+
+@rule("data", "parallel")
+def _empty_epoch_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """An epoch of zero batches: the native loop would train 0 steps (and exit 0), Model.train raises."""
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        shards = cfg.parallel.workers if split == "train" and _sharded(cfg) else 1
+        found = None if spec is None else _batches(spec, config_dir, shards)
+        if found is None or found[0] > 0:
+            continue
+        _, why, samples, batch = found
+        per = f" per shard ({cfg.parallel.workers} workers)" if shards > 1 else ""
+        cause = f"{samples} samples{per} ({why})"
+        doing = "trains 0 steps" if split == "train" else "evaluates on nothing"
+        if samples == 0:
+            yield (("data", split), f"data.{split} is empty: {cause}; the script {doing}")
+        else:
+            yield (
+                ("data", split, "batch_size"),
+                (
+                    f"{cause} make no full batch of {batch}{per} with drop_remainder: the script {doing}; "
+                    "lower batch_size or set drop_remainder: false"
+                ),
+            )
+
+
+SOFT_LABEL_LOSSES = ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss")
+
+
+@rule("network", "data", "loss")
+def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """data.train.batch_transforms: soft labels need a loss that takes them, and their class count."""
+    if cfg.data.eval is not None and cfg.data.eval.batch_transforms:
+        yield ("data", "eval", "batch_transforms"), "batch-level ops mix training samples: data.train only"
+    train = cfg.data.train
+    if not train.batch_transforms:
+        return
+    loss = cfg.loss
+    if loss.name not in SOFT_LABEL_LOSSES:
+        yield (
+            ("loss", "name"),
+            f"data.train.batch_transforms gives soft (mixed, one-hot) labels, which {loss.name} does not take: "
+            "use SoftmaxCrossEntropyWithLogits (sparse: false) or CrossEntropyLoss",
+        )
+    elif loss.kwargs is not None and loss.kwargs.get("sparse") is True:
+        yield (
+            ("loss", "kwargs", "sparse"),
+            "data.train.batch_transforms gives soft (one-hot) labels: sparse must be false",
+        )
+    classes = soft_label_classes(cfg)
+    if classes is None:
+        yield (
+            ("data", "train", "batch_transforms"),
+            "one-hot labels need the number of classes: give mindcv.Mixup's num_classes",
+        )
+    for i, entry in enumerate(train.batch_transforms):
+        name, kwargs = pipeline.split_entry(entry)
+        at: KeyPath = ("data", "train", "batch_transforms", i)
+        if name != pipeline.MINDCV_MIXUP:
+            continue
+        given = kwargs.get("num_classes", 1000)
+        if classes is not None and given != classes:
+            key = (*at, name, "num_classes") if "num_classes" in kwargs else at
+            yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
+        if train.batch_size % 2:
+            yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
+        if not train.drop_remainder:
+            yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
+        pipelines = pipelines_of(cfg.data, "train")
+        fixed = fixed_transforms(train)
+        chw = (pipelines is not None and "HWC2CHW" in pipeline.names(pipelines.get("image", []))) or (
+            fixed is not None and fixed.hwc_to_chw
+        )
+        if not chw:
+            yield at, "mindcv.Mixup's cutmix slices NCHW images: the image pipeline must include HWC2CHW"
+
+
+@rule("data")
+def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """data.eval must normalize its images when data.train does (else it evaluates on other inputs)."""
+    spec = cfg.data.eval
+    if spec is None or not hasattr(spec, "transforms"):
+        return
+    if _normalizes(cfg, "train") and not _normalizes(cfg, "eval"):
+        key: KeyPath = (
+            ("data", "eval", "transforms") if "transforms" in spec.model_fields_set else ("data", "eval")
+        )
+        yield (
+            key,
+            "data.train normalizes its images but data.eval does not: the network would be evaluated on "
+            "inputs it was not trained on (add the same normalization to data.eval.transforms)",
+        )
+
+
+def _normalizes(cfg: Config, split: str) -> bool:
+    pipelines = pipelines_of(cfg.data, split)
+    if pipelines is not None:
+        return any(n in ("Normalize", "NormalizePad") for n in pipeline.names(pipelines.get("image", [])))
+    transforms = fixed_transforms(cfg.data.train if split == "train" else cfg.data.eval)
+    return transforms is not None and transforms.normalize is not None
+
+
+@rule("network", "data")
+def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """data.eval's images against what the builtin network takes."""
+    net, eval_spec = cfg.network, cfg.data.eval
+    if not isinstance(net, BuiltinNetwork) or eval_spec is None:
+        return
+    reference: tuple[int, ...] | None = image_shape_of(cfg.data.train)
+    where = "data.train"
+    if net.input_shape:
+        reference, where = tuple(net.input_shape), "network.input_shape"
+    eval_shape = image_shape_of(eval_spec, pipelines_of(cfg.data, "eval"))
+    if reference and eval_shape and eval_shape != reference:
+        yield (
+            _shape_key("eval", eval_spec),
+            f"data.eval's images are {list(eval_shape)} {after(eval_spec)}, but {where} is {list(reference)}",
+        )
+
+
+def after(spec: object) -> str:
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return "after its transforms"
+    transforms = fixed_transforms(spec)
+    if transforms is not None and transforms.resize:
+        return "after transforms.resize"
+    return f"({getattr(spec, 'kind', '')})"
+
+
+def _shape_key(split: str, spec: object) -> KeyPath:
+    if isinstance(getattr(spec, "transforms", None), dict):
+        return ("data", split, "transforms", "image")
+    transforms = fixed_transforms(spec)
+    if transforms is not None and transforms.resize:
+        return ("data", split, "transforms", "resize")
+    if getattr(spec, "image_shape", None):
+        return ("data", split, "image_shape")
+    return ("data", split)
+
+
+@rule("data")
+def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """data.inputs + data.labels name every column of each source, in its order (the loops unpack them)."""
+    data = cfg.data
+    named: list[tuple[KeyPath, str]] = [(("data", "inputs", i), c) for i, c in enumerate(data.inputs)]
+    named += [(("data", "labels", i), c) for i, c in enumerate(data.labels)]
+    seen: set[str] = set()
+    for at, column in named:
+        normal = python_name(column)  # the variable Python reads (NFKC): 'ｆeatures' is 'features'
+        why = column_collision(normal)
+        if why:
+            yield at, why
+        if normal in seen:
+            yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
+        seen.add(normal)
+    wanted = data.columns
+    for split in ("train", "eval"):
+        spec = getattr(data, split)
+        if spec is None:
+            continue
+        have = columns_of(spec)
+        where: KeyPath = ("data", split, "columns") if isinstance(spec, ImportedData) else ("data", split)
+        if isinstance(spec, ImportedData):
+            for i, column in enumerate(have):
+                why = column_collision(python_name(column))
+                if why:
+                    yield (*where, i), why
+                if column in have[:i]:
+                    yield (*where, i), f"column {column!r} is listed twice"
+        source = f"data.{split} ({spec.kind})"
+        for at, column in named:
+            if column not in have:
+                yield (
+                    at,
+                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
+                    + did_you_mean(column, [c for c in have if c not in wanted]),
+                )
+        missing = [c for c in have if c not in wanted]
+        if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
+            yield (
+                where,
+                f"{source} yields {len(have)} columns ({', '.join(have)}) but data.inputs + data.labels "
+                f"name {len(wanted)} ({', '.join(wanted)}): {', '.join(missing)} would feed neither the network "
+                "nor the loss (name every column in data.inputs or data.labels)",
+            )
+        elif set(have) == set(wanted) and have != wanted:
+            yield (
+                where,
+                f"{source} yields its columns in the order {', '.join(have)} but the scripts unpack each batch "
+                f"as data.inputs then data.labels ({', '.join(wanted)}): list them in the same order",
+            )
+        pipelines = getattr(spec, "transforms", None)
+        if isinstance(pipelines, dict):
+            for column in pipelines:
+                if column not in have:
+                    yield (
+                        ("data", split, "transforms", column),
+                        f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
+                        + did_you_mean(column, have),
+                    )
+        if spec.batch_transforms and wanted != BUILTIN_COLUMNS:
+            yield (
+                ("data", split, "batch_transforms"),
+                "batch_transforms mix the image and label columns: they need data.inputs: [image] and "
+                "data.labels: [label]",
+            )
+
+
+@rule("data", "loss", "eval")
+def _many_labels_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """Several label columns: a loss that takes them all, and metrics that need no single label."""
+    labels = cfg.data.labels
+    if len(labels) < 2:
+        return
+    if not isinstance(cfg.loss, ImportedLoss):
+        yield (
+            ("data", "labels"),
+            f"{len(labels)} label columns ({', '.join(labels)}) but {cfg.loss.name} takes one: use your own "
+            "loss (loss: {kind: import, path: ...}), called as loss(logits, " + ", ".join(labels) + ")",
+        )
+    written = cfg.eval is not None and "metrics" in cfg.eval.model_fields_set
+    for i, metric in enumerate(eval_metrics(cfg.eval, cfg.loss.name) if cfg.data.eval is not None else ()):
+        if metric.key != "loss":
+            yield (
+                ("eval", "metrics", i) if written else ("data", "labels"),
+                f"with {len(labels)} label columns (data.labels) only the loss is evaluated: a metric "
+                f"comparing the network output with one label ({metric.key}) is not supported yet",
+            )
+
+
+@rule("data", "network", "amp")
+def _many_inputs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """Several network inputs: an imported network that takes them; several columns: float32 cells."""
+    inputs = cfg.data.inputs
+    if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
+        yield (
+            ("amp", "level"),
+            f"amp.level {cfg.amp.level} with {len(cfg.data.columns)} columns (data.inputs, data.labels) is not "
+            "supported yet: use O0",
+        )
+    if len(inputs) < 2:
+        return
+    if not isinstance(cfg.network, ImportedNetwork):
+        yield (
+            ("data", "inputs"),
+            f"{len(inputs)} network inputs ({', '.join(inputs)}) but the {cfg.network.kind} network "
+            f"{getattr(cfg.network, 'name', '')} takes one: use your own network (network.kind: import)",
+        )

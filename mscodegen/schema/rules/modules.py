@@ -1,0 +1,243 @@
+"""Checks against the file system and the user's own modules, read statically (never imported):
+data folders, weight files, factories' import paths, keyword arguments and names.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+from mscodegen.catalog.suggest import did_you_mean
+from mscodegen.schema import Config
+from mscodegen.schema._base import python_name
+from mscodegen.schema.data import (
+    ImportedData,
+)
+from mscodegen.schema.names import collision
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.optim import (
+    ImportedLoss,
+)
+from mscodegen.schema.rules._registry import SECTIONS, KeyPath, Violation
+from mscodegen.schema.training import ImportedMetric
+
+MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+
+
+def _valid_splits(valid: Collection[str]) -> tuple[str, ...]:
+    """The data splits that passed the schema."""
+    return ("train", "eval") if "data" in valid else ("train",) if "data.train" in valid else ()
+
+
+def _kwargs_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[KeyPath, dict[str, object]]]:
+    if "network" in valid and not isinstance(cfg.network, BuiltinNetwork):
+        yield ("network", "kwargs"), cfg.network.kwargs
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "kwargs"), spec.kwargs
+    if "loss" in valid and cfg.loss.kwargs:
+        yield ("loss", "kwargs"), cfg.loss.kwargs
+    if "eval" in valid and cfg.eval is not None:
+        for i, metric in enumerate(cfg.eval.metrics):
+            if isinstance(metric, ImportedMetric):
+                yield ("eval", "metrics", i, "kwargs"), metric.kwargs
+
+
+def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[Violation]:
+    """Keyword names that Python reads as one (NFKC), and imported names that shadow the script's own."""
+    problems: list[Violation] = []
+    for at, kwargs in _kwargs_sites(cfg, valid):
+        seen: dict[str, str] = {}
+        for key in kwargs:
+            normal = python_name(key)
+            if normal in seen:
+                problems.append(
+                    (
+                        (*at, key),
+                        f"{key!r} and {seen[normal]!r} are the same keyword argument {normal!r} to Python "
+                        "(it NFKC-normalizes identifiers)",
+                    )
+                )
+            seen.setdefault(normal, key)
+    for at, path in _import_sites(cfg, valid):
+        name = path.partition(":")[2]
+        why = collision(name)
+        if why:
+            problems.append((at, why))
+    return problems
+
+
+def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[KeyPath, str]]:
+    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
+        yield ("network", "factory"), cfg.network.factory
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "factory"), spec.factory
+    if "eval" in valid and cfg.eval is not None:
+        for i, metric in enumerate(cfg.eval.metrics):
+            if isinstance(metric, ImportedMetric):
+                yield ("eval", "metrics", i, "class"), metric.cls
+    if "grad" in valid and cfg.grad.process:
+        yield ("grad", "process"), cfg.grad.process
+    if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
+        yield ("loss", "path"), cfg.loss.path
+
+
+def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Violation]:
+    """Data directories that do not exist, import paths that do not resolve."""
+    problems: list[Violation] = []
+    for split in _valid_splits(valid):
+        dataset = getattr(cfg.data, split)
+        if dataset is None:
+            continue
+        if hasattr(dataset, "path"):
+            problems += _data_dir_problems(dataset, ("data", split), config_dir)
+        if isinstance(dataset, ImportedData):
+            problems += _import_problems(
+                dataset.factory, ("data", split, "factory"), config_dir, dataset.kwargs
+            )
+    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
+        net = cfg.network
+        problems += _import_problems(net.factory, ("network", "factory"), config_dir, net.kwargs)
+    for i, metric in enumerate(cfg.eval.metrics if "eval" in valid and cfg.eval else []):
+        if isinstance(metric, ImportedMetric):
+            problems += _import_problems(
+                metric.cls, ("eval", "metrics", i, "class"), config_dir, metric.kwargs
+            )
+    if "grad" in valid and cfg.grad.process:
+        problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
+    if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
+        problems += _import_problems(cfg.loss.path, ("loss", "path"), config_dir, cfg.loss.kwargs)
+    return problems
+
+
+def weight_file_problems(cfg: Config, config_dir: Path) -> list[Violation]:
+    """Files only the scripts read, when they run: checked by `mscodegen validate`, not by `new`
+    (weights may be downloaded after generating; the script then stops with the same message).
+
+    network.checkpoint.path must be a file (relative to the config).
+    """
+    if cfg.network.checkpoint is None:
+        return []
+    path = cfg.network.checkpoint.path
+    file = config_dir / path
+    if file.is_file():
+        return []
+    what = "is a directory, not a file" if file.is_dir() else "does not exist"
+    return [(("network", "checkpoint", "path"), f"checkpoint file {path!r} {what} (looked in {file})")]
+
+
+def _data_dir_problems(dataset: Any, at: KeyPath, config_dir: Path) -> list[Violation]:
+    directory = config_dir / dataset.path
+    if not directory.is_dir():
+        return [(at + ("path",), f"directory {dataset.path!r} does not exist (looked in {directory})")]
+    if dataset.kind == "mnist":
+        usages = ("train", "test") if dataset.usage == "all" else (dataset.usage,)
+        missing = [name for u in usages for name in MNIST_FILES[u] if not (directory / name).is_file()]
+        if missing:
+            return [(at + ("path",), f"MNIST file(s) missing in {directory}: {', '.join(missing)}")]
+    if dataset.kind == "cifar10" and not any(directory.glob("*.bin")):
+        return [(at + ("path",), f"no CIFAR-10 binary batches (*.bin) in {directory}")]
+    if dataset.kind == "image_folder" and not any(p.is_dir() for p in directory.iterdir()):
+        return [
+            (at + ("path",), f"no class sub-directories (one per class, holding its images) in {directory}")
+        ]
+    return []
+
+
+def find_module_file(module: str, config_dir: Path) -> Path | None:
+    """Where `module` would be imported from (next to the config, then sys.path), without importing it."""
+    parts = module.split(".")
+    for root in [config_dir, *(Path(p) for p in sys.path if p)]:
+        base = root.joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _import_problems(
+    path: str, at: KeyPath, config_dir: Path, kwargs: dict[str, Any] | None = None
+) -> list[Violation]:
+    module, _, attr = path.partition(":")
+    source = find_module_file(module, config_dir)
+    if source is None:
+        return [(at, f"cannot find module {module!r} (looked next to the config file and on sys.path)")]
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        return [(at, f"module {module!r} ({source}) does not parse: {exc}")]
+    names = _top_level_names(tree)
+    if attr not in names and "*" not in names and "__getattr__" not in names:  # star imports: cannot tell
+        return [(at, f"module {module!r} ({source}) defines no top-level {attr!r}")]
+    return _keyword_problems(tree, attr, at[:-1], kwargs or {})
+
+
+def _keyword_problems(tree: ast.Module, attr: str, owner: KeyPath, kwargs: dict[str, Any]) -> list[Violation]:
+    """kwargs the called object's signature does not take (read from its source, never imported).
+
+    Only a plain function, or a class with its own __init__, without decorators and **kwargs is
+    judged; anything else (a base class's __init__, a decorator, an assignment) cannot be told.
+    """
+    params = _keyword_parameters(tree, attr)
+    if params is None:
+        return []
+    problems: list[Violation] = []
+    for key in kwargs:
+        name = python_name(key)
+        if name not in params:
+            hint = did_you_mean(name, params)
+            takes = ", ".join(sorted(params)) or "none"
+            problems.append(
+                (
+                    (*owner, "kwargs", key),
+                    f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){hint}",
+                )
+            )
+    return problems
+
+
+def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:
+    """Names `attr` accepts as keywords, or None when that cannot be read reliably."""
+    definitions = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr
+    ]
+    others = [
+        node for node in tree.body if attr in _top_level_names(ast.Module(body=[node], type_ignores=[]))
+    ]
+    if len(definitions) != 1 or len(others) != 1 or definitions[0].decorator_list:
+        return None  # redefined, imported, or decorated: the signature is not this one
+    node = definitions[0]
+    if isinstance(node, ast.ClassDef):
+        inits = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        if len(inits) != 1 or inits[0].decorator_list:
+            return None  # inherited __init__ (nn.Cell's subclasses, dataclasses): unknown here
+        arguments, skip = inits[0].args, 1  # self
+    else:
+        arguments, skip = node.args, 0
+    if arguments.kwarg is not None:
+        return None
+    return {a.arg for a in [*arguments.args[skip:], *arguments.kwonlyargs]}
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names

@@ -1,0 +1,171 @@
+"""Rules between the network and what feeds it: input shapes, class counts, losses and metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from mscodegen.catalog import pipeline
+from mscodegen.schema import Config, image_shape_of
+from mscodegen.schema._base import python_name
+from mscodegen.schema.data import (
+    ImportedData,
+    fixed_transforms,
+    pipelines_of,
+)
+from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
+from mscodegen.schema.optim import (
+    ImportedLoss,
+)
+from mscodegen.schema.rules._registry import KeyPath, Violation, rule
+from mscodegen.schema.rules.data import after
+from mscodegen.schema.sources import class_count
+from mscodegen.schema.training import TopKMetric
+
+LENET5_MIN_SIZE = 16  # two (5x5 valid conv + 2x2 pool) stages need at least 16 pixels per side
+
+
+# Losses that compare the network's output with a target of the same shape: class indices are not one.
+REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss")
+
+
+@rule("network", "data.train")
+def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    net = cfg.network
+    if not isinstance(net, BuiltinNetwork):
+        return
+    transforms = fixed_transforms(cfg.data.train)
+    pipelines = pipelines_of(cfg.data, "train")
+    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
+        yield (
+            ("data", "train", "transforms", "image"),
+            "builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
+        )
+    if transforms is not None and not transforms.hwc_to_chw:
+        yield (
+            ("data", "train", "transforms", "hwc_to_chw"),
+            "builtin networks expect CHW images; keep it true",
+        )
+    shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
+    if shape is None:
+        yield (
+            ("network",),
+            (
+                f"builtin {net.name} needs the input shape: set network.input_shape "
+                "(or data.train.image_shape, or data.train.transforms.resize)"
+            ),
+        )
+    elif net.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE:
+        yield (
+            ("network", "name"),
+            (
+                f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
+                f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]"
+            ),
+        )
+
+
+def _network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
+    """network's output size and the key that sets it, when known."""
+    net = cfg.network
+    if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
+        return net.num_classes, ("network", "num_classes")
+    for key, value in net.kwargs.items():
+        if python_name(key) == "num_classes" and isinstance(value, int) and not isinstance(value, bool):
+            return value, ("network", "kwargs", key)
+    return None
+
+
+def _classifies(cfg: Config) -> bool:
+    return cfg.loss.name not in REGRESSION_LOSSES and not isinstance(cfg.loss, ImportedLoss)
+
+
+@rule("network", "data", "loss")
+def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """Labels the loss cannot take: beyond network.num_classes (an error, or an inf loss when equal)."""
+    known = _network_classes(cfg)
+    if known is None or not _classifies(cfg):
+        return
+    classes, key = known
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        if spec is None or (config_dir is None and hasattr(spec, "path")):
+            continue
+        count = class_count(spec, config_dir or Path())
+        if count is not None and count.value > classes:
+            yield (
+                key,
+                (
+                    f"data.{split} has labels 0..{count.value - 1} ({count.why}) but the network has "
+                    f"{classes} outputs: set {'.'.join(map(str, key))} to at least {count.value}"
+                ),
+            )
+
+
+@rule("network", "eval")
+def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    known = _network_classes(cfg)
+    if known is None or cfg.eval is None:
+        return
+    classes = known[0]
+    for i, metric in enumerate(cfg.eval.metrics):
+        if isinstance(metric, TopKMetric) and metric.k >= classes:
+            effect = "always 1.0" if metric.k == classes else "an error (fewer scores than k)"
+            yield (
+                ("eval", "metrics", i, "k"),
+                f"top_{metric.k} of {classes} classes ({'.'.join(map(str, known[1]))}) is {effect}; "
+                f"use k < {classes}",
+            )
+
+
+@rule("loss", "data.train")
+def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
+    spec = cfg.data.train
+    if isinstance(spec, ImportedData):
+        return
+    if cfg.loss.name in REGRESSION_LOSSES:
+        yield (
+            ("loss", "name"),
+            (
+                f"{cfg.loss.name} compares the output with a target of the same shape, but data.train "
+                f"({spec.kind}) yields class indices: use SoftmaxCrossEntropyWithLogits or CrossEntropyLoss "
+                "(or your own dataset with kind: import)"
+            ),
+        )
+    kwargs = cfg.loss.kwargs or {}
+    for key, value in kwargs.items():
+        if cfg.loss.name == "SoftmaxCrossEntropyWithLogits" and python_name(key) == "sparse" and not value:
+            yield (
+                ("loss", "kwargs", key),
+                f"sparse: false expects one-hot labels, but data.train ({spec.kind}) yields class indices",
+            )
+
+
+@rule("network", "data.train")
+def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """network.input_shape (or a mindcv model's channels) against data.train's images after transforms."""
+    net = cfg.network
+    train_shape = image_shape_of(cfg.data.train)
+    if train_shape is None:
+        return
+    if isinstance(net, BuiltinNetwork) and net.input_shape and tuple(net.input_shape) != train_shape:
+        yield (
+            ("network", "input_shape"),
+            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
+            f"{after(cfg.data.train)}",
+        )
+    if isinstance(net, MindcvNetwork):
+        in_channels = 3
+        key: KeyPath = ("network",)
+        for name, value in net.kwargs.items():
+            if python_name(name) == "in_channels" and isinstance(value, int):
+                in_channels, key = value, ("network", "kwargs", name)
+        if train_shape[0] != in_channels:
+            yield (
+                key,
+                (
+                    f"mindcv's {net.name} takes {in_channels}-channel images but data.train gives "
+                    f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
+                ),
+            )

@@ -1,0 +1,189 @@
+"""Rules across the training sections: evaluation, early stopping, EMA, best-k, schedules, precision, optimizer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from mscodegen.schema import Config
+from mscodegen.schema.layers import layers_of
+from mscodegen.schema.optim import (
+    CosineLR,
+    ExponentialLR,
+    PiecewiseLR,
+    PolynomialLR,
+    WarmupCosineLR,
+)
+from mscodegen.schema.precision import FixedLossScale
+from mscodegen.schema.rules._registry import Violation, rule
+from mscodegen.schema.rules.data import known_train_batches
+from mscodegen.schema.training import ImportedMetric, eval_metrics
+
+
+@rule("callbacks", "data", "eval", "loss")
+def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    early = cfg.callbacks.early_stopping
+    if early is None:
+        return
+    if cfg.data.eval is None:
+        yield ("callbacks", "early_stopping"), "early stopping watches an evaluation metric: add data.eval"
+        return
+    keys = metric_keys(cfg)
+    metric, dot, _ = early.monitor.partition(".")
+    if dot and early.monitor not in keys:
+        imported = [m.key for m in eval_metrics(cfg.eval, cfg.loss.name) if isinstance(m, ImportedMetric)]
+        if metric not in imported:
+            yield (
+                ("callbacks", "early_stopping", "monitor"),
+                (
+                    f"{early.monitor!r}: only an imported metric can return a dict whose field is watched; "
+                    f"{metric!r} is not one (imported metrics: {', '.join(imported) or 'none'})"
+                ),
+            )
+    elif early.monitor not in keys:
+        yield (
+            ("callbacks", "early_stopping", "monitor"),
+            (f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
+        )
+
+
+@rule("ema", "grad", "loss_scale", "train")
+def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """The average follows optimizer steps: one per batch, none skipped, each seen by a callback."""
+    if cfg.ema is None:
+        return
+    if cfg.grad.accumulation_steps > 1:
+        yield (
+            ("ema",),
+            "ema with grad.accumulation_steps > 1 is not supported (the average follows every batch)",
+        )
+    if cfg.loss_scale.kind == "dynamic" or getattr(cfg.loss_scale, "drop_overflow_update", False):
+        yield ("ema",), "ema with loss scaling that skips overflowing steps is not supported"
+    if cfg.train.dataset_sink_mode:
+        yield ("ema",), "ema needs train.dataset_sink_mode: false (Model's callbacks see every step)"
+
+
+@rule("callbacks", "data", "eval")
+def _keep_best_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep is None:
+        return
+    if cfg.data.eval is None:
+        yield (
+            ("callbacks", "checkpoint", "keep"),
+            "keeping the best checkpoints needs an evaluation: add data.eval",
+        )
+        return
+    keys = metric_keys(cfg)
+    if ckpt.keep.monitor not in keys:
+        yield (
+            ("callbacks", "checkpoint", "keep", "monitor"),
+            (f"{ckpt.keep.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
+        )
+
+
+def metric_keys(cfg: Config) -> list[str]:
+    """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
+    return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name)]
+
+
+@rule("eval", "data")
+def _eval_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    if cfg.eval is not None and cfg.data.eval is None:
+        yield ("eval",), "eval is configured but there is no data.eval to evaluate on"
+    if cfg.eval is not None:
+        seen: set[str] = set()
+        for i, key in enumerate(metric_keys(cfg)):
+            if key in seen:
+                yield ("eval", "metrics", i), f"metric {key!r} is listed twice"
+            seen.add(key)
+
+
+@rule("lr_schedule", "train")
+def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    epochs, schedule = cfg.train.epochs, cfg.lr_schedule
+    if isinstance(schedule, PiecewiseLR) and schedule.milestones[-1] >= epochs:
+        yield (
+            ("lr_schedule", "milestones"),
+            (
+                f"the last milestone ({schedule.milestones[-1]}) must be below train.epochs ({epochs}), "
+                "or it never takes effect"
+            ),
+        )
+    if (
+        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR)
+        and schedule.warmup_epochs >= epochs
+    ):
+        yield (
+            ("lr_schedule", "warmup_epochs"),
+            (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
+        )
+
+
+@rule("amp")
+def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    if cfg.amp.fp32_cells and cfg.amp.level == "O0":
+        yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
+    if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
+        yield ("amp", "keep_batchnorm_fp32"), f"applies to amp.level O2 and O3, not {cfg.amp.level}"
+
+
+@rule("optimizer", "network")
+def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    if cfg.optimizer.layer_decay is None:
+        return
+    if cfg.optimizer.groups:
+        yield (
+            ("optimizer", "layer_decay"),
+            "builds one parameter group per layer itself; it cannot be combined with optimizer.groups",
+        )
+    if layers_of(cfg.network) is None:
+        net = cfg.network
+        what = f"{net.kind} network {getattr(net, 'name', '')}".rstrip()
+        yield (
+            ("optimizer", "layer_decay"),
+            f"layer ids are defined for builtin lenet5 and mlp and mindcv vit_* models, not for the {what}; "
+            "use optimizer.groups with lr_scale per name pattern instead",
+        )
+
+
+@rule("optimizer", "runtime", "loss_scale")
+def _optimizer_device_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """Optimizers that MindSpore 2.10 cannot run as configured."""
+    if cfg.optimizer.name != "lamb":
+        return
+    if cfg.runtime.device_target == "CPU":
+        yield (
+            ("optimizer", "name"),
+            "lamb: nn.Lamb's kernel has no CPU implementation in MindSpore 2.10 (Unsupported op [Lamb] on "
+            "CPU); use runtime.device_target GPU or Ascend, or another optimizer (adamw, lion)",
+        )
+    ls = cfg.loss_scale
+    if isinstance(ls, FixedLossScale) and not ls.drop_overflow_update:
+        yield (
+            ("loss_scale", "drop_overflow_update"),
+            "lamb: nn.Lamb takes no loss_scale, so a fixed loss scale needs drop_overflow_update: true "
+            "(the gradients are unscaled before the optimizer)",
+        )
+
+
+@rule("grad", "data.train", "train", "parallel")
+def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    k = cfg.grad.accumulation_steps
+    if k > 1 and not cfg.data.train.drop_remainder:
+        yield (
+            ("data", "train", "drop_remainder"),
+            (
+                f"grad.accumulation_steps ({k}) averages micro-batch gradients with equal weights 1/{k}; "
+                "a smaller last batch would be over-weighted: keep drop_remainder true"
+            ),
+        )
+    batches = known_train_batches(cfg, config_dir)
+    if k > 1 and batches and k > batches * cfg.train.epochs:
+        yield (
+            ("grad", "accumulation_steps"),
+            (
+                f"{k} is more than the {batches * cfg.train.epochs} batches of the whole run "
+                f"({batches} per epoch x {cfg.train.epochs} epochs): no optimizer step would ever be taken"
+            ),
+        )
