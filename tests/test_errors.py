@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mscodegen.config.errors import ConfigError, Problem, format_path, from_validation_error
+from mscodegen.config.errors import ConfigError, Problem, format_path
 from mscodegen.config.reader import load_yaml
+from mscodegen.config.validation import from_validation_error
 
 
 class Strict(BaseModel):

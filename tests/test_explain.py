@@ -93,6 +93,26 @@ def test_a_line_outside_the_script_and_a_script_without_lock_are_errors(amp_accu
     assert rc == 2 and "no mscodegen lock" in err
 
 
+def test_explain_and_diff_work_from_any_directory(amp_accum, tmp_path, monkeypatch, capsys):
+    """The lock names the config relative to the output directory, not to where `new` ran."""
+    script = amp_accum / "train_native.py"
+    lines = script.read_text().splitlines()
+    clip = next(i for i, line in enumerate(lines, 1) if "clip_by_global_norm" in line)
+    script.write_text(script.read_text().replace("MAX_NORM = 1.0", "MAX_NORM = 2.0"))
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    rc, out, err = run(capsys, "explain", f"../../gen/train_native.py:{clip}")
+    assert rc == 0, err
+    assert "produced by: grad.clip" in out
+    rc, out, err = run(capsys, "diff", "../../gen")
+    assert rc == 0, err
+    assert "+MAX_NORM = 2.0" in out
+    monkeypatch.chdir(amp_accum)  # and from inside the output directory
+    rc, out, err = run(capsys, "explain", f"train_native.py:{clip}")
+    assert rc == 0 and "produced by: grad.clip" in out, err
+
+
 def test_written_scripts_carry_no_provenance_markers():
     for script in (REPO / "generated").rglob("*.py"):
         assert "@mscodegen-" not in script.read_text(), script

@@ -13,9 +13,10 @@ from typing import Any
 import black
 import pytest
 
+from mscodegen.catalog.literals import call, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
-from mscodegen.plan import build_plan, call, literal
+from mscodegen.plan import build_plan
 from mscodegen.render.fmt import LINE_LENGTH
 
 REPO = Path(__file__).resolve().parents[1]

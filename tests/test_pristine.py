@@ -1,16 +1,10 @@
-"""Pristine copies as plain files: migration of format-1 locks, missing/tampered copies, interrupted writes.
-
-tests/data/lenet_digits.format1-lock.json is generated/lenet_digits/.mscodegen-lock.json as committed
-before the pristine texts moved out of the lock (format 1: every text inside the JSON).
-"""
+"""Pristine copies as plain files: missing/tampered copies, interrupted writes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,15 +15,11 @@ from mscodegen.output.write import (
     LockMeta,
     PristineError,
     check,
-    read_lock,
     update,
     user_edits,
     write_new,
 )
 
-from conftest import REPO
-
-FORMAT1_LOCK = Path(__file__).parent / "data" / "lenet_digits.format1-lock.json"
 MODEL, NATIVE = "train_model.py", "train_native.py"
 META = LockMeta("examples/x.yaml", "ab" * 32, "0.1.0", "26.10.1")
 V1 = "epochs = 5\n\nlr = 0.01\n\nprint(epochs, lr)\n"
@@ -53,106 +43,6 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-def format1_project(out: Path) -> dict[str, str]:
-    """out/ as a user of the format-1 lock has it: the lock and the scripts it generated; their texts."""
-    out.mkdir(parents=True)
-    shutil.copyfile(FORMAT1_LOCK, out / LOCK_NAME)
-    texts = json.loads(FORMAT1_LOCK.read_text())["files"]
-    assert sorted(texts) == [MODEL, NATIVE]
-    for name, text in texts.items():
-        (out / name).write_bytes(text.encode())
-    return texts
-
-
-def sub_line(text: str, pattern: str, new: str) -> str:
-    lines = text.splitlines(keepends=True)
-    hits = [i for i, line in enumerate(lines) if re.fullmatch(pattern, line.rstrip("\n"))]
-    assert len(hits) == 1, pattern
-    lines[hits[0]] = new + "\n"
-    return "".join(lines)
-
-
-# ---------------------------------------------------------------------------
-# Migration of a real format-1 lock
-# ---------------------------------------------------------------------------
-
-
-def test_format1_lock_is_read_and_diff_works_without_writing(tmp_path: Path) -> None:
-    out = tmp_path / "gen"
-    texts = format1_project(out)
-    (out / MODEL).write_text(sub_line(texts[MODEL], r"LR = .*", "LR = 0.01  # mine"))
-    before = snapshot(out)
-    lock = read_lock(out)
-    assert lock is not None and lock.meta.config == "examples/lenet_digits.yaml"
-    assert lock.files == {n: hashlib.sha256(t.encode()).hexdigest() for n, t in texts.items()}
-    edits = user_edits(out)
-    assert list(edits) == [MODEL]
-    assert [ln for ln in edits[MODEL].splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")] == [
-        "-LR = 0.05  # optimizer.lr",
-        "+LR = 0.01  # mine",
-    ]
-    assert snapshot(out) == before  # reading never migrates
-
-
-def test_update_migrates_a_format1_lock_and_keeps_the_edit(tmp_path: Path) -> None:
-    out = tmp_path / "gen"
-    texts = format1_project(out)
-    mine = sub_line(texts[MODEL], r"LR = .*", "LR = 0.01  # tuned by hand")
-    (out / MODEL).write_text(mine)
-    # The new generation: more epochs in both scripts (the real templates' text, changed on one line).
-    new = {n: sub_line(t, r"EPOCHS = .*", "EPOCHS = 12  # train.epochs") for n, t in texts.items()}
-    meta = read_lock(out).meta  # type: ignore[union-attr]
-    report = update(out, new, meta)
-    assert report.statuses == {MODEL: "merged", NATIVE: "updated"}
-    assert (out / MODEL).read_text() == sub_line(new[MODEL], r"LR = .*", "LR = 0.01  # tuned by hand")
-    assert (out / NATIVE).read_text() == new[NATIVE]
-    # Migrated: pristine texts as plain files, the lock holds hashes only.
-    assert pristine(out) == new
-    doc = json.loads((out / LOCK_NAME).read_text())
-    assert doc["format"] == 2
-    assert doc["files"] == {n: {"sha256": hashlib.sha256(t.encode()).hexdigest()} for n, t in new.items()}
-    assert doc["meta"] == json.loads(FORMAT1_LOCK.read_text())["meta"]
-    assert (out / LOCK_NAME).stat().st_size < 1000
-    # The edit is still an edit, against the new pristine text.
-    assert list(user_edits(out)) == [MODEL]
-    assert not (out / ".mscodegen" / "previous").exists()
-
-
-def test_new_migrates_a_format1_lock_of_untouched_files(tmp_path: Path) -> None:
-    out = tmp_path / "gen"
-    texts = format1_project(out)
-    meta = read_lock(out).meta  # type: ignore[union-attr]
-    report = write_new(out, {NATIVE: texts[NATIVE]}, meta)  # --variant native: the model entry migrates too
-    assert report.statuses == {NATIVE: "unchanged"}
-    assert pristine(out) == texts
-    assert json.loads((out / LOCK_NAME).read_text())["format"] == 2
-    assert check(out, texts, meta) == []
-
-
-def test_cli_update_migrates_the_committed_lock_and_keeps_edits(tmp_path: Path, monkeypatch, capsys) -> None:
-    """`mscodegen update examples/lenet_digits.yaml` on a directory with the format-1 lock as committed."""
-    out = tmp_path / "gen"
-    texts = format1_project(out)
-    note = "# my note: keep the LR schedule as it is\n"
-    lr = "LR = 0.05  # optimizer.lr\n"  # a line the long format-1 scripts and today's lean ones share
-    for name in (MODEL, NATIVE):
-        (out / name).write_text(texts[name].replace(lr, lr + note))
-    monkeypatch.chdir(REPO)
-    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 0, capsys.readouterr().err
-    assert main(["new", "examples/lenet_digits.yaml", "--out", str(out), "--check"]) == 1  # edited files
-    capsys.readouterr()
-    fresh = pristine(out)
-    assert sorted(fresh) == [MODEL, NATIVE]
-    for name in (MODEL, NATIVE):
-        assert (out / name).read_text() == fresh[name].replace(lr, lr + note)
-    assert json.loads((out / LOCK_NAME).read_text())["format"] == 2
-    assert main(["diff", str(out)]) == 0
-    shown = capsys.readouterr().out
-    added = [ln for ln in shown.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
-    assert added == ["+# my note: keep the LR schedule as it is"] * 2
-    assert not [ln for ln in shown.splitlines() if ln.startswith("-") and not ln.startswith("---")]
 
 
 # ---------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_write_new_creates_files_and_deterministic_lock(tmp_path: Path) -> None:
     lock_text = (tmp_path / "a" / LOCK_NAME).read_text()
     doc = json.loads(lock_text)
     assert lock_text == json.dumps(doc, sort_keys=True, indent=2) + "\n"
-    assert doc["format"] == 2
+    assert doc["format"] == 3
     assert doc["files"] == {"sub/eval.py": digest(EVAL), "train.py": digest(V1)}
     assert pristine(tmp_path / "a") == {"sub/eval.py": EVAL, "train.py": V1}
     assert doc["meta"] == {

@@ -78,4 +78,4 @@ def prepare(args: argparse.Namespace) -> tuple[Path, dict[str, str], LockMeta]:
         if lock is not None and lock.meta.overrides:
             loaded = load(args.config, lock.meta.overrides)
     variants: tuple[Variant, ...] = ("model", "native") if args.variant == "both" else (args.variant,)
-    return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded)
+    return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded, out_dir)

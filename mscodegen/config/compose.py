@@ -22,7 +22,6 @@ from mscodegen.config.errors import ConfigError, Problem, format_path
 from mscodegen.config.reader import LoadedYaml, Mark, YamlPath, load_yaml_file
 
 EXTENDS = "extends"
-DEFAULT_MARK = Mark(0, 0, "default")
 
 
 @dataclasses.dataclass

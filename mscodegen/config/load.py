@@ -15,8 +15,9 @@ from typing import Annotated, Any
 from pydantic import TypeAdapter, ValidationError
 
 from mscodegen.config.compose import compose
-from mscodegen.config.errors import ConfigError, Problem, format_path, from_validation_error
+from mscodegen.config.errors import ConfigError, Problem, format_path
 from mscodegen.config.reader import LoadedYaml, Mark
+from mscodegen.config.validation import from_validation_error
 from mscodegen.schema import Config
 from mscodegen.schema._base import RUN_NAME_PATTERN
 from mscodegen.schema.data import Data

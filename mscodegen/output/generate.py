@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from mscodegen import __version__
@@ -35,9 +36,9 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
     return files
 
 
-def lock_meta(loaded: LoadedConfig) -> LockMeta:
+def lock_meta(loaded: LoadedConfig, out_dir: Path) -> LockMeta:
     return LockMeta(
-        config=loaded.path.as_posix(),
+        config=Path(os.path.relpath(loaded.path.resolve(), out_dir.resolve())).as_posix(),
         config_sha256=loaded.sha256,
         mscodegen_version=__version__,
         black_version=black_version(),

@@ -34,8 +34,8 @@ from pathlib import Path, PurePosixPath
 from mscodegen.output.merge import MergeResult, merge3, unified_diff
 
 LOCK_NAME = ".mscodegen-lock.json"
-LOCK_FORMAT = 2
-LEGACY_LOCK_FORMAT = 1  # pristine texts inside the lock; read, migrated on the next write
+LOCK_FORMAT = 3  # meta.config is relative to the output directory (2: as given on the command line)
+READABLE_LOCK_FORMATS = (2, 3)  # 2 differs only there, which update, diff and check do not read
 STATE_DIR = ".mscodegen"
 PRISTINE_DIR = f"{STATE_DIR}/pristine"
 PREVIOUS_DIR = f"{STATE_DIR}/previous"  # pristine texts of an uncommitted write (see the docstring)
@@ -104,7 +104,7 @@ class EditedFilesError(WriteError):
 class LockMeta:
     """What produced the generated files."""
 
-    config: str
+    config: str  # relative to the output directory, so the lock reads the same from any directory
     config_sha256: str
     mscodegen_version: str
     black_version: str
@@ -118,17 +118,13 @@ def sha256(text: str) -> str:
 
 @dataclass
 class Lock:
-    """Lock file content: producer metadata and the sha256 of each pristine text, by file name.
-
-    ``legacy_texts`` holds the pristine texts found inside a format-1 lock (empty otherwise).
-    """
+    """Lock file content: producer metadata and the sha256 of each pristine text, by file name."""
 
     meta: LockMeta
     files: dict[str, str] = field(default_factory=dict)
-    legacy_texts: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        """Deterministic format-2 JSON: sorted keys, indent 2, trailing newline."""
+        """Deterministic JSON: sorted keys, indent 2, trailing newline."""
         meta: dict[str, object] = dict(asdict(self.meta))
         if not self.meta.overrides:
             del meta["overrides"]  # locks without overrides read as before
@@ -237,33 +233,25 @@ def _write(path: Path, text: str, *, executable: bool = True) -> None:
 
 
 def read_lock(out_dir: Path) -> Lock | None:
-    """Lock stored in ``out_dir`` (format 2, or a format-1 lock to migrate), or None if there is none."""
+    """Lock stored in ``out_dir``, or None if there is none."""
     path = Path(out_dir) / LOCK_NAME
     text = _read(path)
     if text is None:
         return None
     try:
         doc = json.loads(text)
-        files = dict(doc["files"])
-        legacy: dict[str, str] = {}
-        if doc["format"] == LEGACY_LOCK_FORMAT:
-            if not all(isinstance(v, str) for v in files.values()):
-                raise ValueError("file texts must be strings")
-            legacy = files
-            files = {name: sha256(text) for name, text in legacy.items()}
-        elif doc["format"] == LOCK_FORMAT:
-            files = {name: entry["sha256"] for name, entry in files.items()}
-            if not all(isinstance(v, str) and _SHA256_RE.match(v) for v in files.values()):
-                raise ValueError("each file needs a sha256 (64 hex digits)")
-        else:
+        if doc["format"] not in READABLE_LOCK_FORMATS:
             raise ValueError(f"unsupported format {doc['format']!r}")
+        files = {name: entry["sha256"] for name, entry in dict(doc["files"]).items()}
+        if not all(isinstance(v, str) and _SHA256_RE.match(v) for v in files.values()):
+            raise ValueError("each file needs a sha256 (64 hex digits)")
         for name in files:
             _relative(name)
         meta = dict(doc["meta"])
         overrides = meta.pop("overrides", [])
         if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
             raise ValueError("meta.overrides must be a list of strings")
-        return Lock(LockMeta(**meta, overrides=tuple(overrides)), dict(sorted(files.items())), legacy)
+        return Lock(LockMeta(**meta, overrides=tuple(overrides)), dict(sorted(files.items())))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LockError(f"cannot read {path}: {exc!r}") from exc
 
@@ -271,16 +259,13 @@ def read_lock(out_dir: Path) -> Lock | None:
 def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, PristineError]]:
     """Pristine text of each file in ``lock`` whose copy matches its hash; the others' errors.
 
-    A format-1 lock supplies its own texts. Otherwise the copy under ``PRISTINE_DIR`` is
-    used, or the one under ``PREVIOUS_DIR`` left by an interrupted write.
+    The copy under ``PRISTINE_DIR`` is used, or the one under ``PREVIOUS_DIR`` left by an
+    interrupted write.
     """
     out_dir = Path(out_dir)
     texts: dict[str, str] = {}
     errors: dict[str, PristineError] = {}
     for name, digest in lock.files.items():
-        if name in lock.legacy_texts:
-            texts[name] = lock.legacy_texts[name]
-            continue
         current = _read(pristine_path(out_dir, name))
         previous = _read(_previous_path(out_dir, name))
         for text in (current, previous):
@@ -305,8 +290,7 @@ def _commit(
 ) -> None:
     """Write the pristine copies of the new lock's files, then the lock (the commit point).
 
-    A format-1 lock's texts of files not regenerated now are written too (migration). A
-    pristine copy about to be replaced is first saved under ``PREVIOUS_DIR`` (see the module
+    A pristine copy about to be replaced is first saved under ``PREVIOUS_DIR`` (see the module
     docstring); that directory is removed once the lock is written.
     """
     new = _next_lock(old, files, meta)
@@ -316,7 +300,7 @@ def _commit(
         if text is None or _read(path) == text:
             continue  # a kept entry whose copy is unusable stays as it is (PristineError when needed)
         before = old_texts.get(name)
-        if old is not None and before is not None and name not in old.legacy_texts:
+        if old is not None and before is not None:
             _write(_previous_path(out_dir, name), before, executable=False)
         _write(path, text, executable=False)
     _write(out_dir / LOCK_NAME, new.to_json())

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
 from mscodegen.plan.imports import Imports
@@ -56,8 +56,6 @@ __all__ = [
     "Variant",
     "build_plan",
     "build_shared",
-    "call",
-    "literal",
 ]
 
 Variant = Literal["model", "native"]

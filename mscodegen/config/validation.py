@@ -1,0 +1,180 @@
+"""pydantic's validation errors as located Problems: the YAML position of each, in plain words, with
+"did you mean" for unknown keys and kinds."""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel
+
+from mscodegen.catalog.suggest import did_you_mean
+from mscodegen.config.errors import ConfigError, Problem, format_path
+from mscodegen.config.reader import LoadedYaml
+
+_MAX_INPUT_REPR = 60
+_STRIPPED_PREFIXES = ("Value error, ", "Assertion failed, ")
+_NOT_A_MAPPING = ("model_type", "model_attributes_type", "dict_type")
+
+
+def from_validation_error(
+    exc: pydantic.ValidationError,
+    loaded: LoadedYaml,
+    model: type[BaseModel] | None = None,
+) -> ConfigError:
+    """Translate pydantic errors into Problems positioned in the YAML source.
+
+    Pass ``model`` (the validated class) to get "did you mean" suggestions for unknown keys.
+    """
+    problems = []
+    for error in exc.errors(include_url=False):
+        raw_loc, kind = tuple(error["loc"]), error["type"]
+        loc = _without_tags(model, raw_loc)
+        ctx = error.get("ctx") or {}
+        if kind == "union_tag_invalid":
+            discriminator = str(ctx.get("discriminator", "")).strip("'")
+            path, mark = loaded.mark_for((*loc, discriminator))
+            tag, expected = str(ctx.get("tag")), str(ctx.get("expected_tags"))
+            message = f"unknown {discriminator} {tag!r}; expected one of: {expected}" + _closest(
+                tag, expected
+            )
+        elif kind == "union_tag_not_found":
+            discriminator = str(ctx.get("discriminator", "")).strip("'")
+            path, mark = loaded.mark_for(loc)
+            message = f"missing key '{discriminator}', which selects the kind of entry"
+        elif kind == "missing":
+            path, mark = loaded.mark_for(loc)
+            message = f"missing required key '{loc[-1]}'"
+        elif kind == "extra_forbidden":
+            key_path, mark = loaded.mark_for(loc, key=True)
+            path = key_path[:-1] if key_path and key_path[-1] == loc[-1] else key_path
+            message = f"unknown key '{loc[-1]}'" + _suggestion(model, raw_loc)
+        elif loc and loc[-1] == "[key]":  # a mapping key failed validation: point at the key
+            path, mark = loaded.mark_for(loc[:-1], key=True)
+            message = _plain_message(error["msg"], kind, error.get("input"))
+        else:
+            path, mark = loaded.mark_for(loc)
+            message = _plain_message(error["msg"], kind, error.get("input"))
+            if kind == "literal_error" and isinstance(error.get("input"), str):
+                message += _closest(error["input"], str(ctx.get("expected", "")))
+        problems.append(Problem(format_path(path), mark.line, mark.column, message, mark.source))
+    return ConfigError(problems, loaded.source)
+
+
+def _without_tags(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Drop the tags pydantic inserts after a discriminated union.
+
+    Without this, ``("optimizer", "momentum", "lr")`` (tag ``momentum``) would be resolved through the
+    Momentum optimizer's own ``momentum`` key and every error would land on that key.
+    """
+    if model is None:
+        return loc
+    kept: list[str | int] = []
+    candidates: list[Any] = [model]
+    for element in loc:
+        models = [tp for tp in _flatten(candidates) if _is_model(tp)]
+        if len(models) > 1 and isinstance(element, str):
+            tagged = [tp for tp in models if _has_tag(tp, element)]
+            if tagged:
+                candidates = tagged
+                continue
+        kept.append(element)
+        candidates = _step(candidates, element) or candidates
+    return tuple(kept)
+
+
+def _plain_message(msg: str, kind: str, value: Any) -> str:
+    for prefix in _STRIPPED_PREFIXES:
+        msg = msg.removeprefix(prefix)
+    if kind in _NOT_A_MAPPING:
+        msg = "expected a mapping of keys to values"
+    shown = repr(value)
+    if kind not in ("value_error", "assertion_error") and len(shown) <= _MAX_INPUT_REPR:
+        msg += f" (got {shown})"
+    return msg
+
+
+def _closest(value: str, expected: str) -> str:
+    """The "; did you mean 'x'?" hint for the quoted choice in ``expected`` closest to ``value``."""
+    return did_you_mean(value, re.findall(r"'([^']*)'", expected))
+
+
+def _suggestion(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+    if model is None or not isinstance(loc[-1], str):
+        return ""
+    allowed = _allowed_keys(model, loc[:-1])
+    return did_you_mean(loc[-1], allowed)
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """Best effort: the field names of the model(s) that ``loc`` leads to."""
+    candidates: list[Any] = [model]
+    for element in loc:
+        candidates = _step(candidates, element) or candidates  # unknown element: skip it
+    names = {
+        _key_of(name, info)
+        for tp in _flatten(candidates)
+        if _is_model(tp)
+        for name, info in tp.model_fields.items()
+    }
+    return sorted(names)
+
+
+def _step(candidates: list[Any], element: str | int) -> list[Any]:
+    flat = _flatten(candidates)
+    models = [tp for tp in flat if _is_model(tp)]
+    if len(models) > 1 and isinstance(element, str):
+        # pydantic puts the tag right after a discriminated union; it wins over a field that happens
+        # to share its name (Momentum is tagged "momentum" and has a "momentum" field)
+        tagged = [tp for tp in models if _has_tag(tp, element)]
+        if tagged:
+            return tagged
+    found: list[Any] = []
+    for tp in flat:
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if _is_model(tp) and isinstance(element, str):
+            fields = {_key_of(name, info): info for name, info in tp.model_fields.items()}
+            if element in fields:
+                found.append(fields[element].annotation)
+            elif _has_tag(tp, element):
+                found.append(tp)  # a discriminated-union tag inserted by pydantic
+        elif isinstance(element, int) and origin in (list, tuple, set, frozenset):
+            found.extend(arg for arg in args if arg is not Ellipsis)
+        elif isinstance(element, str) and origin in (dict, Mapping) and len(args) == 2:
+            found.append(args[1])
+    return found
+
+
+def _flatten(candidates: list[Any]) -> list[Any]:
+    """Unwrap Annotated, Optional and unions into their member types."""
+    flat: list[Any] = []
+    for tp in candidates:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            flat.extend(_flatten([typing.get_args(tp)[0]]))
+        elif origin in (typing.Union, types.UnionType):
+            flat.extend(_flatten(list(typing.get_args(tp))))
+        else:
+            flat.append(tp)
+    return flat
+
+
+def _has_tag(model: type[BaseModel], tag: str) -> bool:
+    """Whether some Literal field of ``model`` accepts ``tag``."""
+    for info in model.model_fields.values():
+        for tp in _flatten([info.annotation]):
+            if typing.get_origin(tp) is typing.Literal and tag in typing.get_args(tp):
+                return True
+    return False
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _key_of(name: str, info: Any) -> str:
+    return info.alias or name
