@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: demo test lint bench regenerate clean
+.PHONY: demo test test-fast lint bench regenerate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(STAMP)
 ## test: lint (ruff, mypy strict), then the whole suite (unit, golden, parity runs, end-to-end) on $(JOBS) workers
 test: $(STAMP) lint
 	$(BIN)/pytest -n $(JOBS) --durations=15
+
+## test-fast: lint, then every test that runs no MindSpore (about a minute on 2 cores)
+test-fast: $(STAMP) lint
+	$(BIN)/pytest -n $(JOBS) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check mscodegen tests bench generated

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import math
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,12 @@ import yaml
 from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
 REPO = Path(__file__).resolve().parents[1]
+
+# MindSpore 2.10's oneDNN runs most convolutions on its reference kernel on AVX-512 CPUs (seen with
+# ONEDNN_VERBOSE=1: jit_uni_ncsp:conv+ref); capped at AVX2 it uses jit GEMM kernels: the resnet
+# example's 6 steps took 155 s -> 41 s. Every script a test runs (both variants, the references)
+# inherits it, so comparisons stay like for like. docs/speed.md tells users.
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 
 # Small enough that one run of a generated script takes a few seconds on 2 CPU cores.
 TINY: dict = {
@@ -142,3 +150,12 @@ except Built as built:
     optimizer = built.args[0]
 Optimizer.__init__ = _init
 """
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_do_not_import_mindspore(request: pytest.FixtureRequest):
+    """`make test-fast` (-m "not slow") must not pay for MindSpore: a test that imports it is slow."""
+    before = "mindspore" in sys.modules
+    yield
+    if not before and "mindspore" in sys.modules and request.node.get_closest_marker("slow") is None:
+        pytest.fail("this test imports MindSpore: mark it @pytest.mark.slow", pytrace=False)

@@ -1,4 +1,4 @@
-"""Issue 2 features with parity: networks, optimizers, LR schedules, modes, metrics, checkpoints.
+"""Parity across the options: networks, optimizers, LR schedules, modes, metrics, checkpoints.
 
 Every case generates both variants, runs them for real and compares every step with ==.
 """
