@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: demo test test-fast lint bench regenerate clean
+.PHONY: demo test test-fast lint docs bench regenerate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(BIN)/mscodegen new examples/lenet_digits.yaml --out runs/demo --force
 	cd runs/demo && ../../$(BIN)/python train_model.py --output-dir outputs
 
-## test: lint (ruff, mypy strict), then the whole suite (unit, golden, parity runs, end-to-end) on $(JOBS) workers
-test: $(STAMP) lint
+## test: lint (ruff, mypy strict), docs (strict build), then the whole suite (unit, golden, parity, end to end) on $(JOBS) workers
+test: $(STAMP) lint docs
 	$(BIN)/pytest -n $(JOBS) --durations=15
 
 ## test-fast: lint, then every test that runs no MindSpore (about a minute on 2 cores)
@@ -27,9 +27,13 @@ test-fast: $(STAMP) lint
 	$(BIN)/pytest -n $(JOBS) -m "not slow"
 
 lint: $(STAMP)
-	$(BIN)/ruff check mscodegen tests bench generated
-	$(BIN)/ruff format --check mscodegen tests bench
+	$(BIN)/ruff check mscodegen tests bench generated docs/cookbook
+	$(BIN)/ruff format --check mscodegen tests bench docs/cookbook/*.py
 	$(BIN)/mypy
+
+## docs: build the site (mkdocs.yml, docs/) into site/; --strict fails on a broken link or a missing file
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## bench: speed of the generated scripts vs a hand-written floor (not part of `make test`)
 bench: $(STAMP)
@@ -40,4 +44,4 @@ regenerate: $(STAMP)
 	for f in examples/*.yaml; do $(BIN)/mscodegen new $$f --force || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache

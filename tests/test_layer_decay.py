@@ -58,7 +58,7 @@ def test_layer_decay_follows_the_schedule(tmp_path: Path) -> None:
 
 
 def _expected_vit_layer(name: str, depth: int) -> str:
-    """The README's map, written out again: embeddings 0, blocks.i i + 1, the rest (norm, head) last."""
+    """docs/training-options.md's layer map again: embeddings 0, blocks.i i + 1, the rest (norm, head) last."""
     if name in ("cls_token", "pos_embed") or name.startswith("patch_embed."):
         return "layer_0"
     match = re.match(r"blocks\.(\d+)\.", name)
