@@ -13,13 +13,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+PRETRAINED := examples/pretrained/resnet18_10classes.ckpt
+
+# the fine-tuning example's starting weights (git-ignored): every example runs as shipped
+$(PRETRAINED): $(STAMP) examples/make_pretrained.py
+	$(BIN)/python examples/make_pretrained.py $@
+
 ## demo: generate the lenet_digits example and train it (LeNet-5 on sklearn's 8x8 digits, CPU)
-demo: $(STAMP)
+demo: $(STAMP) $(PRETRAINED)
 	$(BIN)/mscodegen new examples/lenet_digits.yaml --out runs/demo --force
 	cd runs/demo && ../../$(BIN)/python train_model.py --output-dir outputs
 
 ## test: lint (ruff, mypy strict), docs (strict build), then the whole suite (unit, golden, parity, end to end) on $(JOBS) workers
-test: $(STAMP) lint docs
+test: $(STAMP) $(PRETRAINED) lint docs
 	$(BIN)/pytest -n $(JOBS) --durations=15
 
 ## test-fast: lint, then every test that runs no MindSpore (about a minute on 2 cores)

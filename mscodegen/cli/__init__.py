@@ -1,4 +1,4 @@
-"""Command line: `mscodegen new|validate|schema|update|diff|parity|show|explain|plot|import-mindcv`.
+"""Command line: `mscodegen init|new|validate|schema|update|diff|parity|show|explain|plot|import-mindcv`.
 
 One module per command, each with `add(subparsers)` and `run(args)`. Start-up must stay fast: a
 command imports what it needs inside `run`, and nothing here (or below it) imports MindSpore or mindcv.
@@ -15,6 +15,7 @@ from mscodegen.cli import (
     diff,
     explain,
     import_mindcv,
+    init,
     new,
     parity,
     plot,
@@ -27,6 +28,8 @@ from mscodegen.cli._common import EXIT_CONFIG, EXIT_FAIL
 
 EXAMPLES = """\
 examples:
+  mscodegen init --list                              # the shipped examples, one line each
+  mscodegen init quickstart my.yaml                  # copy one (with its data and helpers) to start from
   mscodegen new examples/resnet.yaml                 # generated/resnet/train_model.py, train_native.py
   mscodegen new examples/lenet_digits.yaml --variant native
   mscodegen new examples/lenet_digits.yaml --check   # exit 1 if generated/ is out of date
@@ -86,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (new, validate, schema, update, diff, parity, show, explain, plot, import_mindcv):
+    for module in (init, new, validate, schema, update, diff, parity, show, explain, plot, import_mindcv):
         module.add(sub)
     return parser
 
