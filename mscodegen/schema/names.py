@@ -1,7 +1,7 @@
 """Names the generated scripts use themselves, which the user's imported objects must not take.
 
 A factory is imported by its own name inside the function that calls it (`from nets import sys` in
-build_network), so a user object named like one of the script's names shadows it there: `sys`
+train() or create_dataset()), so a user object named like one of the script's names shadows it there: `sys`
 before the import is then an UnboundLocalError, a `process_gradients` calls itself forever.
 tests/test_names.py checks that every module-level name of generated/*/*.py, and every local name of
 the functions that import a user object, is in this set, so it cannot fall behind the templates.

@@ -101,7 +101,7 @@ class ParamGroup(Section):
 class LayerDecay(Section):
     """Layer-wise LR decay (mindcv's layer_decay, as in BEiT/MAE fine-tuning): with layers 0..L counted from
     the input side, layer i trains at the schedule's LR x rate ** (L - i), the last layer at the full LR.
-    Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (README: Layer-wise LR decay)."""
+    Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (docs: training-options.md, layer-wise LR decay)."""
 
     rate: Annotated[float, Field(gt=0, le=1)] = Field(
         description="Factor per layer towards the input, e.g. 0.75 (1: no decay)."
