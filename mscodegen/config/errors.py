@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from mscodegen.config.reader import LoadedYaml
 
 _MAX_INPUT_REPR = 60
+# A key is echoed at most this long, escaped: a file that is not a config (an `extends` or a lock's
+# config pointing elsewhere) must not come back through its "unknown keys".
+MAX_SHOWN_KEY = 40
 _STRIPPED_PREFIXES = ("Value error, ", "Assertion failed, ")
 _NOT_A_MAPPING = ("model_type", "model_attributes_type", "dict_type")
 
@@ -53,11 +56,27 @@ class ConfigError(Exception):
 
 
 def format_path(path: Iterable[str | int]) -> str:
-    """``("metrics", 2, "k")`` -> ``"metrics[2].k"``."""
+    """``("metrics", 2, "k")`` -> ``"metrics[2].k"``; a long or unprintable key is shortened and quoted."""
     text = ""
     for element in path:
-        text += f"[{element}]" if isinstance(element, int) else f".{element}"
+        if isinstance(element, int):
+            text += f"[{element}]"
+        elif element.isprintable() and len(element) <= MAX_SHOWN_KEY:
+            text += f".{element}"
+        else:
+            text += f".{quote_key(element)}"
     return text.removeprefix(".")
+
+
+def quote_key(key: object, limit: int = MAX_SHOWN_KEY) -> str:
+    """``key`` quoted with its control characters escaped, cut to ``limit`` characters (``…`` marks a cut)."""
+    return f"'{printable(str(key), limit)}'"
+
+
+def printable(text: str, limit: int) -> str:
+    """``text`` on one line: line breaks and other control characters escaped, at most ``limit`` long."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit + 1])
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
 
 
 def from_validation_error(
@@ -91,7 +110,7 @@ def from_validation_error(
         elif kind == "extra_forbidden":
             key_path, mark = loaded.mark_for(loc, key=True)
             path = key_path[:-1] if key_path and key_path[-1] == loc[-1] else key_path
-            message = f"unknown key '{loc[-1]}'" + _suggestion(model, raw_loc)
+            message = f"unknown key {quote_key(loc[-1])}" + _suggestion(model, raw_loc)
         elif loc and loc[-1] == "[key]":  # a mapping key failed validation: point at the key
             path, mark = loaded.mark_for(loc[:-1], key=True)
             message = _plain_message(error["msg"], kind, error.get("input"))
