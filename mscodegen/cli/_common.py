@@ -48,8 +48,9 @@ def overrides(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="KEY=VALUE",
         help="override one config value (repeatable; dotted keys, list indices: metrics.0.name=loss; "
-        "the value is read as a YAML scalar). `new`/`update` record them in the lock; without --set, "
-        "`update` and `new --check` reuse the recorded ones",
+        "the value is read as YAML: 'network.input_shape=[3, 32, 32]', and a mapping replaces the key "
+        "whole: 'optimizer={name: adam, lr: 0.001}'). `new`/`update` record them in the lock; without "
+        "--set, `update` and `new --check` reuse the recorded ones",
     )
 
 
