@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, model_validator
 
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
+    MAX_INT,
     Identifier,
     ImportPath,
     Kwargs,
@@ -110,7 +111,7 @@ BatchEntry = Annotated[
 class ShuffleBuffer(Section):
     """Shuffle through a buffer after the transforms, as MindSpore's quick start does."""
 
-    buffer_size: Annotated[int, Field(ge=2)] = Field(
+    buffer_size: Annotated[int, Strict(), Field(ge=2, le=MAX_INT)] = Field(
         description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
     )
     in_source: bool = Field(

@@ -10,6 +10,7 @@ from mscodegen.schema._base import (
     ImportPath,
     Kwargs,
     NonNegativeFloat,
+    NonNegativeInt,
     PositiveFloat,
     PositiveFloat32,
     PositiveInt,
@@ -210,7 +211,7 @@ class ConstantLR(Section):
 
 
 class _OptionalWarmup(Section):
-    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+    warmup_epochs: NonNegativeInt = Field(
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr before the schedule (0: none)."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
@@ -247,7 +248,7 @@ class WarmupCosineLR(Section):
 
 
 class _WarmupThenDecay(Section):
-    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+    warmup_epochs: NonNegativeInt = Field(
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
