@@ -77,8 +77,8 @@ def prepare(args: argparse.Namespace, *, same_config: bool = False) -> tuple[Pat
     replaces it).
     """
     from mscodegen.output.generate import default_out_dir, generate, lock_meta
+    from mscodegen.output.lock import same_config as same
     from mscodegen.output.write import LOCK_NAME, LockError, OtherConfigError, read_lock
-    from mscodegen.output.write import same_config as same
 
     loaded = load(args.config, args.set or ())
     out_dir = args.out or default_out_dir(loaded)

@@ -22,34 +22,58 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import json
 import os
 import re
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mscodegen.output._files import free_name, latest_name, not_utf8, remove_stale_temps
+from mscodegen.output.lock import (
+    LOCK_NAME,
+    STATE_DIR,
+    Lock,
+    LockError,
+    LockMeta,
+    WriteError,
+    read_lock,
+    relative_name,
+    sha256,
+)
 from mscodegen.output.merge import MergeResult, merge3, unified_diff
 
-LOCK_NAME = ".mscodegen-lock.json"
-LOCK_FORMAT = 2
-LEGACY_LOCK_FORMAT = 1  # pristine texts inside the lock; read, migrated on the next write
-STATE_DIR = ".mscodegen"
+__all__ = [  # the lock's names too: callers import them from here
+    "LOCK_NAME",
+    "PRISTINE_DIR",
+    "EditedFilesError",
+    "Lock",
+    "LockError",
+    "LockMeta",
+    "NoLockError",
+    "OtherConfigError",
+    "PristineError",
+    "UndecodableError",
+    "UnresolvedConflictError",
+    "UpdateReport",
+    "WriteError",
+    "WriteReport",
+    "atomic_write",
+    "check",
+    "pristine_path",
+    "read_lock",
+    "read_pristine",
+    "sha256",
+    "update",
+    "user_edits",
+    "write_new",
+]
+
 PRISTINE_DIR = f"{STATE_DIR}/pristine"
 PREVIOUS_DIR = f"{STATE_DIR}/previous"  # pristine texts of an uncommitted write (see the docstring)
 _MARKER_RE = re.compile(r"^<<<<<<< yours\r?$", re.MULTILINE)
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_META_KEYS = ("config", "config_sha256", "mscodegen_version", "black_version")
 EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x wherever +r is set
-
-
-class WriteError(Exception):
-    """Base class for errors raised while writing generated files; ``exit_code`` is the CLI's."""
-
-    exit_code = 1
 
 
 class NoLockError(WriteError):
@@ -59,18 +83,6 @@ class NoLockError(WriteError):
         super().__init__(
             f"No {LOCK_NAME} in {out_dir}: nothing to update. "
             "Run `mscodegen new` first to generate the files."
-        )
-
-
-class LockError(WriteError):
-    """The lock file exists but cannot be read: one located line, recovery included."""
-
-    exit_code = 2
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(
-            f"{path}:{problem}; mscodegen cannot tell which files it generated. Restore it from version "
-            "control, or regenerate with `mscodegen new CONFIG --force` (edited files are kept as <file>.bak)"
         )
 
 
@@ -137,45 +149,6 @@ class EditedFilesError(WriteError):
             "Use `mscodegen update` to merge your edits into the new version, "
             "or `--force` to overwrite (each edited file is kept as <name>.bak)."
         )
-
-
-@dataclass(frozen=True)
-class LockMeta:
-    """What produced the generated files."""
-
-    config: str
-    config_sha256: str
-    mscodegen_version: str
-    black_version: str
-    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts the files were generated with
-
-
-def sha256(text: str) -> str:
-    """Hex sha256 of ``text`` encoded as UTF-8 (how pristine texts are hashed in the lock)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass
-class Lock:
-    """Lock file content: producer metadata and the sha256 of each pristine text, by file name.
-
-    ``legacy_texts`` holds the pristine texts found inside a format-1 lock (empty otherwise).
-    """
-
-    meta: LockMeta
-    files: dict[str, str] = field(default_factory=dict)
-    legacy_texts: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        """Deterministic format-2 JSON: sorted keys, indent 2, trailing newline."""
-        meta: dict[str, object] = dict(asdict(self.meta))
-        if not self.meta.overrides:
-            del meta["overrides"]  # locks without overrides read as before
-        else:
-            meta["overrides"] = list(self.meta.overrides)
-        files = {name: {"sha256": digest} for name, digest in self.files.items()}
-        doc = {"format": LOCK_FORMAT, "meta": meta, "files": files}
-        return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass
@@ -254,26 +227,18 @@ def _read(path: Path) -> str | None:
         raise UndecodableError(path, not_utf8(raw, exc)) from None
 
 
-def _relative(name: str) -> PurePosixPath:
-    """``name`` as a relative path; reject names escaping the output dir or naming mscodegen's own files."""
-    rel = PurePosixPath(name)
-    if not name or rel.is_absolute() or ".." in rel.parts or name == LOCK_NAME or rel.parts[0] == STATE_DIR:
-        raise ValueError(f"invalid generated file name {name!r}")
-    return rel
-
-
 def _target(out_dir: Path, name: str) -> Path:
     """Path of generated file ``name``."""
-    return Path(out_dir, *_relative(name).parts)
+    return Path(out_dir, *relative_name(name).parts)
 
 
 def pristine_path(out_dir: Path, name: str) -> Path:
     """Where the pristine text of generated file ``name`` is kept."""
-    return Path(out_dir, PRISTINE_DIR, *_relative(name).parts)
+    return Path(out_dir, PRISTINE_DIR, *relative_name(name).parts)
 
 
 def _previous_path(out_dir: Path, name: str) -> Path:
-    return Path(out_dir, PREVIOUS_DIR, *_relative(name).parts)
+    return Path(out_dir, PREVIOUS_DIR, *relative_name(name).parts)
 
 
 def _write(path: Path, text: str, *, executable: bool = True) -> None:
@@ -288,77 +253,6 @@ def _write(path: Path, text: str, *, executable: bool = True) -> None:
         if executable and path.suffix in EXECUTABLE_SUFFIXES:
             mode = stat.S_IMODE(path.stat().st_mode)
             os.chmod(path, mode | (mode & 0o444) >> 2)
-
-
-def read_lock(out_dir: Path) -> Lock | None:
-    """Lock stored in ``out_dir`` (format 2, or a format-1 lock to migrate), or None if there is none.
-
-    Anything else raises :class:`LockError` with one located line that quotes none of its content.
-    """
-    path = Path(out_dir) / LOCK_NAME
-    raw = _read_bytes(path)
-    if raw is None:
-        return None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise LockError(path, not_utf8(raw, exc)) from None
-    except json.JSONDecodeError as exc:
-        raise LockError(path, f"{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
-    try:
-        return _lock_of(doc)
-    except ValueError as exc:
-        raise LockError(path, f" {exc}") from None
-
-
-def _lock_of(doc: object) -> Lock:
-    """The Lock a parsed lock file describes; ValueError names the first thing wrong (never a value)."""
-    if not isinstance(doc, dict):
-        raise ValueError("expected a JSON object")
-    files, meta = doc.get("files"), doc.get("meta")
-    if not isinstance(files, dict) or not isinstance(meta, dict):
-        raise ValueError("'files' and 'meta' must be JSON objects")
-    legacy: dict[str, str] = {}
-    if doc.get("format") == LEGACY_LOCK_FORMAT:
-        if not all(isinstance(v, str) for v in files.values()):
-            raise ValueError("format 1: each file's text must be a string")
-        legacy = files
-        hashes = {name: sha256(text) for name, text in legacy.items()}
-    elif doc.get("format") == LOCK_FORMAT:
-        hashes = {}
-        for name, entry in files.items():
-            digest = entry.get("sha256") if isinstance(entry, dict) else None
-            if not isinstance(digest, str) or not _SHA256_RE.match(digest):
-                raise ValueError("each file needs a sha256 (64 hex digits)")
-            hashes[name] = digest
-    else:
-        raise ValueError("'format' must be 1 or 2")
-    for name in hashes:
-        try:
-            _relative(name)
-        except ValueError:
-            raise ValueError(
-                "a file name leaves the output directory or names mscodegen's own files"
-            ) from None
-    for key in _META_KEYS:
-        if not isinstance(meta.get(key), str):
-            raise ValueError(f"meta.{key} must be a string")
-    if set(meta) - {*_META_KEYS, "overrides"}:
-        raise ValueError(f"meta has keys other than {', '.join(_META_KEYS)}, overrides")
-    overrides = meta.get("overrides", [])
-    if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
-        raise ValueError("meta.overrides must be a list of strings")
-    fields = {key: meta[key] for key in _META_KEYS}
-    return Lock(LockMeta(**fields, overrides=tuple(overrides)), dict(sorted(hashes.items())), legacy)
-
-
-def same_config(recorded: str, config: Path) -> bool:
-    """Whether the lock's ``meta.config`` names ``config``: the same file, or (when the recorded
-    path does not resolve from here: `new` ran in another directory) the same file name."""
-    with contextlib.suppress(OSError):
-        if Path(recorded).exists() and config.exists():
-            return os.path.samefile(recorded, config)
-    return Path(recorded).name == config.name
 
 
 def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, PristineError]]:
