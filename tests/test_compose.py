@@ -131,7 +131,7 @@ def test_a_symlink_loop_a_long_chain_and_a_wide_tree_are_stopped(tmp_path: Path)
     for i in range(1200):
         _write(tmp_path, f"n{i}.yaml", f"extends: n{i + 1}.yaml\n")
     _write(tmp_path, "n1200.yaml", BASE)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not count
     assert _messages(tmp_path / "n0.yaml") == [
         f"{tmp_path / 'n15.yaml'}:1:10: extends: bases extend bases more than {MAX_EXTENDS_DEPTH} levels deep; "
         "flatten the chain"
@@ -143,7 +143,7 @@ def test_a_symlink_loop_a_long_chain_and_a_wide_tree_are_stopped(tmp_path: Path)
     assert any(
         f"more than {MAX_FILES} files in the extends tree" in line for line in _messages(tmp_path / "w0.yaml")
     )
-    assert time.perf_counter() - start < 2 * 2.0
+    assert time.process_time() - start < 2 * 2.0
 
 
 def test_bases_share_the_size_cap(tmp_path: Path) -> None:
