@@ -99,7 +99,7 @@ def test_unsupported_setups_say_so_with_the_nearest_alternative(
 ) -> None:
     (line,) = rejected(tmp_path, BASE, (override,))
     assert line.startswith(f"--set {override}: {path}: not supported: {what}; ")
-    assert "accumulation_steps" in line or "warmup" in line
+    assert "Cell.recompute()" in line or "lr_schedule.kind: polynomial" in line
 
 
 # --- the input shape --------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ the feature exists elsewhere and needs to hear that it is missing here, and what
 from __future__ import annotations
 
 _RECOMPUTE = (
-    "not supported: recompute (gradient checkpointing); to save memory, lower data.train.batch_size "
-    "and keep the effective batch with grad.accumulation_steps, or use amp.level: O2"
+    "not supported: recompute (gradient checkpointing); nearest: an imported network (network.kind: "
+    "import) whose factory calls Cell.recompute() on its blocks, or a smaller data.train.batch_size with "
+    "grad.accumulation_steps (docs/not-supported.md)"
 )
 _LR_FINDER = (
-    "not supported: an LR finder (LR range test); the nearest is a warmup (lr_schedule.kind: "
-    "warmup_cosine or one_cycle), or short runs at a few rates (--set optimizer.lr=...) whose "
-    "--loss-log files `mscodegen plot` draws together"
+    "not supported: an LR finder (LR range test); nearest: one short run whose LR rises every step "
+    "(lr_schedule.kind: polynomial, end_lr above optimizer.lr), then `mscodegen plot` of its --loss-log "
+    "(docs/not-supported.md)"
 )
 
 UNSUPPORTED: dict[str, str] = {
