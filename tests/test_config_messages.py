@@ -42,6 +42,14 @@ def test_a_yaml_boolean_is_not_a_count(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("key", ["optimizer.lr", "optimizer.weight_decay", "lr_schedule.min_lr"])
+def test_a_yaml_boolean_is_not_a_float_either(tmp_path: Path, key: str) -> None:
+    text = BASE + "lr_schedule: {kind: cosine}\n"
+    assert rejected(tmp_path, text, (f"{key}=yes",)) == [
+        f"--set {key}=yes: {key}: expected a number, got true (YAML reads yes/no, on/off, true/false as booleans)"
+    ]
+
+
 def test_integers_beyond_int32_are_refused(tmp_path: Path) -> None:
     assert rejected(tmp_path, BASE + "train: {epochs: 100000000000000000000000000000}\n") == [
         "5:17: train.epochs: Input should be less than or equal to 2147483647 (MindSpore counts steps, "

@@ -8,7 +8,7 @@ import struct
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 # A run name (`name:`, or the config file's stem): it names the output directory and the scripts'
 # docstrings, so letters, digits, `_`, `.` and `-` only, not starting with `.` or `-`.
@@ -100,6 +100,17 @@ def _check_literal_value(value: Any) -> Any:
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 
 
+def _not_a_boolean(value: Any) -> Any:
+    """A YAML boolean (`yes`, `on`) where a number belongs: pydantic would read true as 1.0."""
+    if isinstance(value, bool):
+        raise ValueError(
+            f"expected a number, got {str(value).lower()} (YAML reads yes/no, on/off, true/false as booleans)"
+        )
+    return value
+
+
+# Before a float's own validation (ints are strict already; floats stay lax: YAML reads 1e-3 as a string)
+NOT_BOOL = BeforeValidator(_not_a_boolean)
 Identifier = Annotated[str, AfterValidator(_check_identifier)]
 ImportPath = Annotated[
     str,
@@ -113,7 +124,7 @@ Kwargs = Annotated[
 # Integers are strict: YAML reads `yes`/`on` as true, which pydantic would otherwise take for 1.
 PositiveInt = Annotated[int, Strict(), Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Strict(), Field(ge=0, le=MAX_INT)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
-PositiveFloat32 = Annotated[float, Field(gt=0), AfterValidator(_check_float32)]
+NonNegativeFloat = Annotated[float, NOT_BOOL, Field(ge=0)]
+PositiveFloat = Annotated[float, NOT_BOOL, Field(gt=0)]
+PositiveFloat32 = Annotated[float, NOT_BOOL, Field(gt=0), AfterValidator(_check_float32)]
 Seed = Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Stri
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
     MAX_INT,
+    NOT_BOOL,
     Identifier,
     ImportPath,
     Kwargs,
@@ -181,7 +182,7 @@ class DigitsData(_Loader):
 
     kind: Literal["digits"]
     split: Literal["train", "test"] = "train"
-    test_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
+    test_fraction: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.2, description="The last test_fraction of the images form the test split."
     )
     transforms: TransformsField = Field(default_factory=Transforms)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from mscodegen.schema._base import (
+    NOT_BOOL,
     ImportPath,
     Kwargs,
     NonNegativeFloat,
@@ -104,7 +105,7 @@ class LayerDecay(Section):
     the input side, layer i trains at the schedule's LR x rate ** (L - i), the last layer at the full LR.
     Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (README: Layer-wise LR decay)."""
 
-    rate: Annotated[float, Field(gt=0, le=1)] = Field(
+    rate: Annotated[float, NOT_BOOL, Field(gt=0, le=1)] = Field(
         description="Factor per layer towards the input, e.g. 0.75 (1: no decay)."
     )
 
@@ -139,14 +140,14 @@ class _Optimizer(Section):
 
 class Momentum(_Optimizer):
     name: Literal["momentum"]
-    momentum: Annotated[float, Field(ge=0)] = 0.9
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.9
     nesterov: bool = False
 
 
 class SGD(_Optimizer):
     name: Literal["sgd"]
-    momentum: Annotated[float, Field(ge=0)] = 0.0
-    dampening: Annotated[float, Field(ge=0)] = 0.0
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
+    dampening: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     nesterov: bool = False
 
     @model_validator(mode="after")
@@ -158,15 +159,15 @@ class SGD(_Optimizer):
 
 class Adam(_Optimizer):
     name: Literal["adam"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-8
 
 
 class AdamWeightDecay(_Optimizer):
     name: Literal["adamw"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-6
 
 
@@ -174,8 +175,10 @@ class RMSProp(_Optimizer):
     """nn.RMSProp (runs on CPU)."""
 
     name: Literal["rmsprop"]
-    decay: Annotated[float, Field(ge=0, lt=1)] = Field(0.9, description="Decay of the moving mean square.")
-    momentum: Annotated[float, Field(ge=0)] = 0.0
+    decay: Annotated[float, NOT_BOOL, Field(ge=0, lt=1)] = Field(
+        0.9, description="Decay of the moving mean square."
+    )
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     epsilon: PositiveFloat32 = 1e-10
     centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
 
@@ -185,8 +188,8 @@ class Lamb(_Optimizer):
     CPU"), so validate rejects it with runtime.device_target CPU; it takes no loss_scale either."""
 
     name: Literal["lamb"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-6
 
 
@@ -195,10 +198,10 @@ class Lion(_Optimizer):
     momentum, weight decay decoupled. Runs on CPU. Lion wants a 3-10x smaller lr than AdamW."""
 
     name: Literal["lion"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = Field(
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.9, description="Interpolation between momentum and gradient for the update's sign."
     )
-    beta2: Annotated[float, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
 
 
 Optimizer = Annotated[
@@ -222,7 +225,7 @@ class PiecewiseLR(_OptionalWarmup):
 
     kind: Literal["piecewise"]
     milestones: list[PositiveInt] = Field(min_length=1, description="Epochs (1-based) where the lr drops.")
-    gamma: Annotated[float, Field(gt=0, lt=1)] = 0.1
+    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.1
 
     @model_validator(mode="after")
     def _increasing(self) -> PiecewiseLR:
@@ -261,7 +264,7 @@ class ExponentialLR(_WarmupThenDecay):
     """optimizer.lr x gamma ** (epochs since the warm-up), counted in fractions of an epoch per step."""
 
     kind: Literal["exponential"]
-    gamma: Annotated[float, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
+    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
 
 
 class PolynomialLR(_WarmupThenDecay):
@@ -277,7 +280,7 @@ class OneCycleLR(Section):
     steps, then down to lr / div_factor / final_div_factor."""
 
     kind: Literal["one_cycle"]
-    pct_start: Annotated[float, Field(gt=0, lt=1)] = Field(
+    pct_start: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.3, description="Share of the steps spent rising."
     )
     anneal: Literal["cos", "linear"] = Field("cos", description="Shape of both phases.")

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, ImportPath, Kwargs, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PositiveInt, Section
 
 
 class Train(Section):
@@ -192,7 +192,7 @@ class EarlyStoppingCb(Section):
         None, description="Default: min for names ending in loss, mae or mse, else max."
     )
     patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
-    min_delta: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+    min_delta: Annotated[float, NOT_BOOL, Field(ge=0, allow_inf_nan=False)] = Field(
         0.0, description="An improvement must exceed this."
     )
 
