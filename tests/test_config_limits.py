@@ -1,5 +1,6 @@
-"""The reader's limits and positions: alias bombs, deep nesting, encodings, discriminated unions."""
+"""The reader's limits and positions: size, alias bombs, deep nesting, encodings, discriminated unions."""
 
+import os
 import time
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
+from mscodegen.config.reader import MAX_BYTES, MAX_EVENTS
 
 BASE = "network: {kind: builtin, name: mlp, num_classes: 10}\ndata:\n  train: {kind: digits, batch_size: 8}\n"
 
@@ -62,3 +64,79 @@ def test_long_name_and_duplicates_reported_with_schema_errors(tmp_path: Path) ->
     assert ("name", 1, 7) in found  # too long
     assert ("name", 2, 1) in found  # duplicate
     assert ("network", 3, 10) in found  # schema
+
+
+# Size and time (issue 22): any input is accepted or rejected in under 2 s, without reading past the cap.
+# CPU seconds: other processes on a loaded machine do not count.
+FAST = 2.0
+FULL = BASE + "optimizer: {name: adam, lr: 0.01}\n"
+
+
+def _rejected_fast(path: Path) -> list[str]:
+    start = time.process_time()
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert time.process_time() - start < FAST
+    return [p.message for p in info.value.problems]
+
+
+def test_a_5mb_yaml_is_rejected_by_its_size_not_as_an_alias_bomb(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(BASE + "extra:\n" + "".join(f"  k{i}: [1, 2, 3, 'abc', 4.5]\n" for i in range(200_000)))
+    assert path.stat().st_size > 5_000_000
+    assert _rejected_fast(path) == [f"file is over 256 KiB; a config may have at most 256 KiB {UNDER_3_KB}"]
+
+
+UNDER_3_KB = "(the examples have under 3 KB)"
+
+
+def test_a_50mb_file_is_read_no_further_than_the_cap(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with open(path, "wb") as file:
+        file.truncate(50 * 2**20)  # sparse: costs no disk
+    assert _rejected_fast(path) == [f"file is over 256 KiB; a config may have at most 256 KiB {UNDER_3_KB}"]
+
+
+def test_a_dense_file_under_the_size_cap_stops_at_the_value_cap(tmp_path: Path) -> None:
+    path = tmp_path / "dense.yaml"
+    path.write_text(BASE + "a: [" + ",".join(["1"] * 100_000) + "]\n")
+    assert path.stat().st_size < MAX_BYTES
+    assert _rejected_fast(path) == [
+        f"more than {MAX_EVENTS} values and collections; a config has a few hundred"
+    ]
+
+
+def test_a_sparse_file_at_the_size_cap_is_read_fast(tmp_path: Path) -> None:
+    path = tmp_path / "lines.yaml"
+    path.write_text(FULL + "\n" * (MAX_BYTES - len(FULL) - 100) + "train: {epochs: 2}\n")
+    start = time.process_time()
+    assert load_config(path).config.train.epochs == 2
+    assert time.process_time() - start < FAST
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_device_is_refused_unread() -> None:
+    assert _rejected_fast(Path("/dev/zero")) == ["a character device, not a file; a config is a YAML file"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    assert _rejected_fast(tmp_path / "pipe.yaml") == [
+        "a FIFO (named pipe), not a file; a config is a YAML file"
+    ]
+
+
+def test_a_directory_and_a_symlink_loop_are_named(tmp_path: Path) -> None:
+    (tmp_path / "dir.yaml").mkdir()
+    assert _rejected_fast(tmp_path / "dir.yaml") == ["a directory, not a file; a config is a YAML file"]
+    (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
+    (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
+    assert _rejected_fast(tmp_path / "a.yaml") == ["a symlink loop (a link that leads back to itself)"]
+
+
+def test_a_long_unknown_key_is_shortened_and_escaped(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(FULL + '"secret line\\nsecond secret line that goes on and on": 1\n')
+    (message,) = _rejected_fast(tmp_path / "k.yaml")
+    assert message == "unknown key 'secret line\\nsecond secret line that go…'"
+    assert "\n" not in message

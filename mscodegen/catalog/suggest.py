@@ -5,10 +5,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+MAX_WORD = 100
+
 
 def close_matches(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
     """Up to `n` choices most like `word`: a case-insensitive equal first, then difflib's closest
-    (as typed, then ignoring case), without repeats."""
+    (as typed, then ignoring case), without repeats. A word far longer than any name matches nothing
+    (difflib's cost grows with its length)."""
+    if len(word) > MAX_WORD:
+        return []
     options = sorted(set(choices))
     lower = {c.lower(): c for c in options}
     found = [c for c in options if c.lower() == word.lower()]

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     except WriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAIL
+        return exc.exit_code
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -48,8 +48,9 @@ def overrides(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="KEY=VALUE",
         help="override one config value (repeatable; dotted keys, list indices: metrics.0.name=loss; "
-        "the value is read as a YAML scalar). `new`/`update` record them in the lock; without --set, "
-        "`update` and `new --check` reuse the recorded ones",
+        "the value is read as YAML: 'network.input_shape=[3, 32, 32]', and a mapping replaces the key "
+        "whole: 'optimizer={name: adam, lr: 0.001}'). `new`/`update` record them in the lock; without "
+        "--set, `update` and `new --check` reuse the recorded ones",
     )
 
 
@@ -67,15 +68,31 @@ def load(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         raise ConfigError([Problem("", 1, 1, message)], str(path)) from None
 
 
-def prepare(args: argparse.Namespace) -> tuple[Path, dict[str, str], LockMeta]:
+def prepare(args: argparse.Namespace, *, same_config: bool = False) -> tuple[Path, dict[str, str], LockMeta]:
+    """The output directory, the generated files and their lock metadata for `args.config`.
+
+    Without --set, the overrides recorded in the directory's lock are reused when the lock is this
+    config's. With ``same_config`` (update), a directory generated from another config is refused
+    unless --force. An unreadable lock raises LockError, except under --force (`new --force`
+    replaces it).
+    """
     from mscodegen.output.generate import default_out_dir, generate, lock_meta
-    from mscodegen.output.write import LOCK_NAME, read_lock
+    from mscodegen.output.lock import same_config as same
+    from mscodegen.output.write import LOCK_NAME, LockError, OtherConfigError, read_lock
 
     loaded = load(args.config, args.set or ())
     out_dir = args.out or default_out_dir(loaded)
-    if args.set is None and (out_dir / LOCK_NAME).is_file():
-        lock = read_lock(out_dir)  # reproduce the scripts with the overrides they were made with
-        if lock is not None and lock.meta.overrides:
-            loaded = load(args.config, lock.meta.overrides)
+    if (out_dir / LOCK_NAME).exists():
+        try:
+            lock = read_lock(out_dir)
+        except LockError:
+            if not args.force:
+                raise
+            lock = None
+        ours = lock is not None and same(lock, out_dir, args.config)
+        if lock is not None and not ours and same_config and not args.force:
+            raise OtherConfigError(out_dir, lock.config_path(out_dir).as_posix(), args.config)
+        if args.set is None and lock is not None and ours and lock.meta.overrides:
+            loaded = load(args.config, lock.meta.overrides)  # reproduce the scripts as they were made
     variants: tuple[Variant, ...] = ("model", "native") if args.variant == "both" else (args.variant,)
     return out_dir, generate(loaded, out_dir, variants), lock_meta(loaded, out_dir)

@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from mscodegen.output.generate import default_out_dir
     from mscodegen.render.explain import ExplainError, explain_config_key, explain_script_line, parse_target
 
-    at_line = parse_target(args.target, [args.key] if args.key else [])
     try:
+        at_line = parse_target(args.target, [args.key] if args.key else [])
         if at_line is not None:
             sys.stdout.write(explain_script_line(*at_line, load=load))
             return EXIT_OK

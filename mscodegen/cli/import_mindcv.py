@@ -24,7 +24,8 @@ def add(sub: SubParsers) -> None:
         "2: the recipe cannot be read or the config cannot be written.",
         epilog="examples:\n"
         "  mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8\n"
-        "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml",
+        "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml\n"
+        "  mscodegen import-mindcv recipe.yaml -o run.yaml --data-path ~/data/imagenet --force",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     import_mindcv.add_argument("recipe", type=Path, metavar="RECIPE")
@@ -34,7 +35,16 @@ def add(sub: SubParsers) -> None:
         type=Path,
         required=True,
         metavar="CONFIG",
-        help="config file to write (overwritten)",
+        help="config file to write; an existing file is kept unless --force",
+    )
+    import_mindcv.add_argument("--force", action="store_true", help="overwrite CONFIG if it exists")
+    import_mindcv.add_argument(
+        "--data-path",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the dataset on this machine, instead of the recipe's data_dir: image folders are "
+        "DIR/<train_split> and DIR/<val_split>, mnist and cifar10 read DIR (relative to where you run this)",
     )
     import_mindcv.add_argument(
         "--devices",
@@ -50,23 +60,32 @@ def add(sub: SubParsers) -> None:
 def run(args: argparse.Namespace) -> int:
     import shlex
 
+    from mscodegen.output.write import atomic_write
     from mscodegen.recipes.mindcv import RecipeError, convert, header_lines, read_recipe
 
     if args.devices < 1:
         print("error: --devices must be at least 1", file=sys.stderr)
         return EXIT_CONFIG
+    if args.output.is_dir() or (args.output.exists() and not args.force):
+        what = "is a directory" if args.output.is_dir() else "exists; pass --force to overwrite it"
+        print(f"error: {args.output} {what} (nothing was written)", file=sys.stderr)
+        return EXIT_CONFIG
     try:
-        conversion = convert(read_recipe(args.recipe), devices=args.devices, out_dir=args.output.parent)
+        recipe = read_recipe(args.recipe)
+        if args.data_path is not None:
+            recipe["data_dir"] = args.data_path.as_posix()
+        conversion = convert(recipe, devices=args.devices, out_dir=args.output.parent)
     except RecipeError as exc:
         print(f"error: {args.recipe}: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     command = shlex.join(
         ["mscodegen", "import-mindcv", args.recipe.as_posix(), "-o", args.output.as_posix()]
         + (["--devices", str(args.devices)] if args.devices != 1 else [])
+        + (["--data-path", args.data_path.as_posix()] if args.data_path is not None else [])
     )
     try:
-        args.output.write_text(
-            conversion.to_yaml(header_lines(args.recipe, command, args.devices, conversion)), encoding="utf-8"
+        atomic_write(
+            args.output, conversion.to_yaml(header_lines(args.recipe, command, args.devices, conversion))
         )
     except OSError as exc:
         print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)

@@ -17,7 +17,8 @@ def add(sub: SubParsers) -> None:
     parity = command(
         sub,
         "parity",
-        "run both variants and compare their per-step losses and final weights (exit 0 equal, 1 not)",
+        "run both variants and compare their per-step losses and final weights (exit 0 equal, 1 not, "
+        "2 a usage or config error, 3 a variant ran past --timeout)",
         "mscodegen parity examples/lenet_digits.yaml --steps 20\n"
         "  mscodegen parity generated/lenet_digits      # the scripts as they are on disk, your edits included",
     )
@@ -35,7 +36,11 @@ def add(sub: SubParsers) -> None:
         "--keep", type=Path, default=None, help="keep the scripts, logs and checkpoints in this directory"
     )
     parity.add_argument(
-        "--timeout", type=float, default=600, help="seconds per variant (default: %(default)s)"
+        "--timeout",
+        type=float,
+        default=600,
+        help="seconds per variant run; past it the run is killed and parity exits 3 naming the variant "
+        "(default: %(default)s)",
     )
     parity.add_argument(
         "--workers",
@@ -59,11 +64,33 @@ def add(sub: SubParsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mscodegen.run.parity import EXIT_TIMEOUT, ScriptTimeout
+
+    # refused before anything runs (MindSpore's import alone takes seconds)
+    for flag, value, least in (
+        ("--steps", args.steps, 1),
+        ("--epochs", args.epochs, 1),
+        ("--workers", args.workers, 1),
+        ("--resume-at", args.resume_at, 1),
+    ):
+        if value is not None and value < least:
+            print(f"error: {flag} must be at least {least} (got {value})", file=sys.stderr)
+            return EXIT_CONFIG
+    if not args.timeout > 0:
+        print(
+            f"error: --timeout must be a positive number of seconds (got {args.timeout:g})", file=sys.stderr
+        )
+        return EXIT_CONFIG
+    try:
+        return _run(args)
+    except ScriptTimeout as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_TIMEOUT
+
+
+def _run(args: argparse.Namespace) -> int:
     from mscodegen.run.parity import run_parity
 
-    if args.workers is not None and args.workers < 1:
-        print("error: --workers must be at least 1", file=sys.stderr)
-        return EXIT_CONFIG
     if args.resume_at is not None:
         from mscodegen.run.resume_parity import run_resume_parity
 

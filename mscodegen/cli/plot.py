@@ -24,17 +24,25 @@ def add(sub: SubParsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     plot.add_argument("logs", type=Path, nargs="+", metavar="LOG")
-    plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG")
+    plot.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="PNG",
+        help="the image to write: .png (added when the name has no suffix), .svg or .pdf",
+    )
     plot.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mscodegen.run.plot import PlotError, plot_logs
+    from mscodegen.run.plot import PlotError, output_path, plot_logs
 
     try:
-        plot_logs(args.logs, args.output)
+        output = output_path(args.output)
+        plot_logs(args.logs, output)
     except PlotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    print(f"wrote {args.output}")
+    print(f"wrote {output}")
     return EXIT_OK

@@ -24,13 +24,18 @@ def add(sub: SubParsers) -> None:
     out_and_variant(update)
     overrides(update)
     update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
+    update.add_argument(
+        "--force",
+        action="store_true",
+        help="merge even into a directory generated from another config (its lock names that config)",
+    )
     update.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from mscodegen.output.write import update
 
-    out_dir, files, meta = prepare(args)
+    out_dir, files, meta = prepare(args, same_config=True)
     report = update(out_dir, files, meta, dry_run=args.dry_run)
     if args.dry_run:
         for text in report.diffs.values():
@@ -43,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT_FAIL if report.has_conflicts else EXIT_OK
+    for path in report.removed:
+        print(f"   removed  {path} (a temp file left by an interrupted run)")
     for name, status in report.statuses.items():
         print(f"{status:>10}  {out_dir / name}")
     for name, line in report.conflicts:
@@ -50,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
             f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr
         )
     if report.has_conflicts:
-        print(
-            "resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as <file>.orig", file=sys.stderr
-        )
+        kept = ", ".join(str(out_dir / name) for name in report.originals)
+        print(f"resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as {kept}", file=sys.stderr)
         return EXIT_FAIL
     return EXIT_OK

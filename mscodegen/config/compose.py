@@ -16,12 +16,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from mscodegen.config.errors import ConfigError, Problem, format_path
-from mscodegen.config.reader import LoadedYaml, Mark, YamlPath, load_yaml_file
+from mscodegen.config.errors import ConfigError, Problem, format_path, printable
+from mscodegen.config.reader import (
+    Budget,
+    LoadedYaml,
+    Mark,
+    YamlPath,
+    decode,
+    file_problem,
+    load_value,
+    load_yaml,
+    read_config_bytes,
+)
 
 EXTENDS = "extends"
+YAML_SUFFIXES = (".yaml", ".yml")  # a base must be one: `extends: /etc/shadow` is refused unread
+MAX_EXTENDS_DEPTH = 16  # bases of bases; the examples use 1
+MAX_FILES = 32  # files read for one config (a base extended twice counts twice)
+MAX_SHOWN = 80  # characters of a --set or an extends entry quoted in a message
 
 
 @dataclasses.dataclass
@@ -33,27 +45,56 @@ class Composed:
 
 def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
     """The merged tree of `path`, its bases and `overrides`; raise ConfigError (located)."""
-    files: list[Path] = []
-    merged = _load(path, (), files)
+    read: list[tuple[Path, bytes]] = []
+    merged = _load(path, (), read, Budget())
     problems: list[Problem] = []
     for text in overrides:
         problems += _apply_set(merged, text)
     if problems:
         raise ConfigError(problems, str(path))
     _rebase_data_paths(merged, path.parent)
-    digest = hashlib.sha256(path.read_bytes())
-    if len(files) > 1 or overrides:  # a plain config keeps its file's hash (old locks stay valid)
+    digest = hashlib.sha256(read[-1][1])  # the bytes parsed, not a second read
+    if len(read) > 1 or overrides:  # a plain config keeps its file's hash (old locks stay valid)
         digest = hashlib.sha256()
-        for file in files:
-            digest.update(file.as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+        for file, raw in read:
+            digest.update(file.as_posix().encode() + b"\0" + raw + b"\0")
         for text in overrides:
             digest.update(b"--set\0" + text.encode() + b"\0")
-    return Composed(merged, files, digest.hexdigest())
+    return Composed(merged, [file for file, _ in read], digest.hexdigest())
 
 
-def _load(path: Path, chain: tuple[Path, ...], files: list[Path]) -> LoadedYaml:
+def set_source(text: str) -> str:
+    """How an error names the `--set KEY=VALUE` that wrote a value: on one line, at most MAX_SHOWN long."""
+    return f"--set {printable(text, MAX_SHOWN)}"
+
+
+def _base_problem(base: Path, entry: str, chain: tuple[Path, ...], read: int) -> str | None:
+    """Why the `extends` entry naming `base` cannot be read (checked before reading it), or None."""
+    shown = printable(entry, MAX_SHOWN)
+    if Path(entry).suffix.lower() not in YAML_SUFFIXES:
+        return f"a base must be a YAML file (.yaml or .yml), not {shown!r}"
+    try:
+        resolved = base.resolve()
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError for a symlink loop
+        return f"base {shown}: a symlink loop (a link that leads back to itself)"
+    if resolved in chain:
+        names = " -> ".join(str(p) for p in (*chain, resolved))
+        return f"extends cycle: {names}"
+    if len(chain) >= MAX_EXTENDS_DEPTH:
+        return f"bases extend bases more than {MAX_EXTENDS_DEPTH} levels deep; flatten the chain"
+    if read >= MAX_FILES:
+        return f"more than {MAX_FILES} files in the extends tree; a config needs a few"
+    problem = file_problem(base)
+    if problem == "file not found":
+        return f"base file not found: {base}"
+    return f"base {base}: {problem}" if problem else None
+
+
+def _load(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]], budget: Budget) -> LoadedYaml:
     source = str(path)
-    loaded = load_yaml_file(path, strict=False)  # duplicate keys come back as problems
+    raw = read_config_bytes(path, budget)
+    # duplicate keys come back as problems
+    loaded = load_yaml(decode(raw, source), source, strict=False, budget=budget)
     loaded.problems = [dataclasses.replace(p, source=p.source or source) for p in loaded.problems]
     loaded.marks = {k: dataclasses.replace(m, source=source) for k, m in loaded.marks.items()}
     loaded.key_marks = {k: dataclasses.replace(m, source=source) for k, m in loaded.key_marks.items()}
@@ -68,20 +109,24 @@ def _load(path: Path, chain: tuple[Path, ...], files: list[Path]) -> LoadedYaml:
         for i, entry in enumerate(entries):
             at = (EXTENDS,) if isinstance(bases, str) else (EXTENDS, i)
             base = path.parent / entry
-            if base.resolve() in chain:
-                names = " -> ".join(str(p) for p in (*chain, base.resolve()))
-                problems.append(_problem(loaded, at, f"extends cycle: {names}"))
-            elif not base.is_file():
-                problems.append(_problem(loaded, at, f"base file not found: {base}"))
-            else:
-                base_loaded = _load(base, chain, files)
-                merged.problems += base_loaded.problems
-                _merge(merged, base_loaded, ())
+            problem = _base_problem(base, entry, chain, len(read))
+            if problem is not None:
+                problems.append(_problem(loaded, at, problem))
+                continue
+            try:
+                base_loaded = _load(base, chain, read, budget)
+            except ConfigError as exc:  # a limit of the whole tree: say where the base was named
+                if any(p.line for p in exc.problems) or exc.source != str(base):
+                    raise
+                problems += [_problem(loaded, at, f"base {base}: {p.message}") for p in exc.problems]
+                continue
+            merged.problems += base_loaded.problems
+            _merge(merged, base_loaded, ())
         if problems:
             raise ConfigError(problems, source)
     _drop(loaded, (EXTENDS,))
     _merge(merged, loaded, ())
-    files.append(path)
+    read.append((path, raw))
     return merged
 
 
@@ -107,49 +152,51 @@ def _merge(dst: LoadedYaml, src: LoadedYaml, path: YamlPath) -> None:
 
 
 def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
-    """Apply one `--set KEY=VALUE` (dotted KEY, integers index lists); [] or its problem."""
-    source = f"--set {text}"
+    """Apply one `--set KEY=VALUE` (dotted KEY, integers index lists, VALUE read as YAML); [] or its problem.
+
+    A mapping or list VALUE (`optimizer={name: adam}`) replaces the key's value as a whole.
+    """
+    source = set_source(text)
     key, sep, raw = text.partition("=")
+
+    def problem(at: YamlPath | str, message: str) -> list[Problem]:
+        where = at if isinstance(at, str) else format_path(at)
+        return [Problem(where, None, None, message, source)]
+
     if not sep or not key:
-        return [Problem("", None, None, "expected KEY=VALUE (e.g. optimizer.lr=0.01)", source)]
+        return problem("", "expected KEY=VALUE (e.g. optimizer.lr=0.01)")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as exc:
-        return [Problem(key, None, None, f"cannot read value: {getattr(exc, 'problem', exc)}", source)]
-    if isinstance(value, (dict, list)) or (
-        value is not None and not isinstance(value, (str, int, float, bool))
-    ):
-        value = raw  # not a scalar: keep the text as written
+        value = load_value(raw, source) if raw.strip() else ""
+    except ConfigError as exc:
+        return problem(printable(key, MAX_SHOWN), f"cannot read value: {exc.problems[0].message}")
     path: YamlPath = ()
     node: Any = merged.data
     parts = key.split(".")
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if isinstance(node, list):
-            if not part.lstrip("-").isdigit() or not -len(node) <= int(part) < len(node):
-                return [
-                    Problem(
-                        format_path(path),
-                        None,
-                        None,
-                        f"no list item {part!r} (the list has {len(node)})",
-                        source,
-                    )
-                ]
+            if not _is_index(part) or not -len(node) <= int(part) < len(node):
+                return problem(
+                    path, f"no list item {printable(part, MAX_SHOWN)!r} (the list has {len(node)})"
+                )
             step: str | int = int(part) % len(node)
         elif isinstance(node, dict):
             step = part
+            if _is_index(part) and part not in node:
+                return problem(path, f"is a mapping, not a list: it has no item {part}")
             if not last and not isinstance(node.get(part), (dict, list)):
+                if _is_index(parts[i + 1]):
+                    return problem((*path, part), _absent_list(key, parts[i + 1 :], raw))
                 node[part] = {}
                 merged.marks[(*path, part)] = Mark(0, 0, source)
         else:
-            return [Problem(format_path(path), None, None, "is not a mapping or a list", source)]
+            return problem(path, "is not a mapping or a list")
         mark = Mark(0, 0, source)
         path = (*path, step)
         if last:
             _drop(merged, path)
             node[step] = value
-            merged.marks[path] = mark
+            _mark_all(merged, path, value, mark)
             if isinstance(step, str):
                 merged.key_marks[path] = mark
         else:
@@ -157,6 +204,37 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
                 merged.key_marks.setdefault(path, mark)
             node = node[step]
     return []
+
+
+def _is_index(part: str) -> bool:
+    return part.removeprefix("-").isdigit()
+
+
+def _absent_list(key: str, rest: list[str], raw: str) -> str:
+    """The message for an index into a list the config does not have, with the --set that makes it."""
+    index, fields = rest[0], rest[1:]
+    prefix = key[: len(key) - len(".".join(rest)) - 1]
+    item = raw.strip() or "''"
+    for name in reversed(fields):
+        item = f"{{{name}: {item}}}"
+    example = f"--set '{printable(prefix, MAX_SHOWN)}=[{printable(item, MAX_SHOWN)}]'"
+    if int(index) not in (0, -1):
+        example = f"--set '{printable(prefix, MAX_SHOWN)}=[...]' with every item"
+    return (
+        f"is not set, so it is not a list yet and has no item {index}: write the whole list, e.g. {example}"
+    )
+
+
+def _mark_all(merged: LoadedYaml, path: YamlPath, value: Any, mark: Mark) -> None:
+    """Every path in and under a --set value gets the --set's mark (errors inside it point there)."""
+    merged.marks[path] = mark
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            merged.key_marks[(*path, key)] = mark
+            _mark_all(merged, (*path, key), sub, mark)
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _mark_all(merged, (*path, i), sub, mark)
 
 
 def _rebase_data_paths(merged: LoadedYaml, top_dir: Path) -> None:

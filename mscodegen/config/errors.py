@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+# A key is echoed at most this long, escaped: a file that is not a config (an `extends` or a lock's
+# config pointing elsewhere) must not come back through its "unknown keys".
+MAX_SHOWN_KEY = 40
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -37,11 +41,27 @@ class ConfigError(Exception):
 
 
 def format_path(path: Iterable[str | int]) -> str:
-    """``("metrics", 2, "k")`` -> ``"metrics[2].k"``."""
+    """``("metrics", 2, "k")`` -> ``"metrics[2].k"``; a long or unprintable key is shortened and quoted."""
     text = ""
     for element in path:
-        text += f"[{element}]" if isinstance(element, int) else f".{element}"
+        if isinstance(element, int):
+            text += f"[{element}]"
+        elif element.isprintable() and len(element) <= MAX_SHOWN_KEY:
+            text += f".{element}"
+        else:
+            text += f".{quote_key(element)}"
     return text.removeprefix(".")
+
+
+def quote_key(key: object, limit: int = MAX_SHOWN_KEY) -> str:
+    """``key`` quoted with its control characters escaped, cut to ``limit`` characters (``…`` marks a cut)."""
+    return f"'{printable(str(key), limit)}'"
+
+
+def printable(text: str, limit: int) -> str:
+    """``text`` on one line: line breaks and other control characters escaped, at most ``limit`` long."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit + 1])
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
 
 
 def _position(problem: Problem) -> tuple[bool, int, int]:

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from mscodegen.config.compose import compose
 from mscodegen.config.errors import ConfigError, Problem, format_path
-from mscodegen.config.reader import LoadedYaml, Mark
+from mscodegen.config.reader import LoadedYaml, Mark, read_config_bytes
 from mscodegen.config.validation import from_validation_error
 from mscodegen.schema import Config
 from mscodegen.schema._base import RUN_NAME_PATTERN
@@ -122,8 +122,8 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
 def _file_name_problems(path: Path) -> list[Problem]:
     """The file-name check when the YAML did not parse: skipped if the text sets a name (or has bases)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_config_bytes(path).decode("utf-8", errors="replace")
+    except ConfigError:  # not a readable file: that is the problem reported
         return []
     if _TOP_LEVEL_NAME.search(text):
         return []

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.events import Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
-from mscodegen.config.errors import ConfigError, Problem, format_path
+from mscodegen.config.errors import ConfigError, Problem, format_path, quote_key
 
 YamlPath = tuple[str | int, ...]
 
@@ -21,6 +29,14 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 
 MAX_DEPTH = 64  # nested collections; PyYAML's composer recurses, so deeper input is rejected first
 MAX_NODES = 100_000  # values after expanding aliases (a "billion laughs" file stops here)
+# The size of a config file (and of a config with all its bases). The examples are under 3 KB; 256 KiB
+# is ~100 times that, and PyYAML's pure-Python scanner (the one whose positions and messages the
+# errors quote) reads it in well under a second, so any file is accepted or rejected in under 2 s.
+MAX_BYTES = 256 * 1024
+# Scalars, collections and aliases in the parse (the examples have at most 200). Each costs PyYAML about
+# 40 microseconds, so 10,000 bound the parse of a dense file ("[1,1,1,...") the way MAX_BYTES bounds a
+# sparse one; MAX_NODES still bounds what aliases expand to.
+MAX_EVENTS = 10_000
 _BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
     (b"\xff\xfe\x00\x00", "utf-32"),
     (b"\x00\x00\xfe\xff", "utf-32"),
@@ -32,6 +48,14 @@ _BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
 
 class _TooLarge(Exception):
     """Raised inside the builder once MAX_NODES values have been built."""
+
+
+@dataclass
+class Budget:
+    """What reading one config may still cost: shared by the config file and all its bases."""
+
+    bytes: int = MAX_BYTES
+    events: int = MAX_EVENTS
 
 
 @dataclass(frozen=True)
@@ -76,7 +100,7 @@ class LoadedYaml:
         return path, self.marks[path]
 
 
-def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
+def load_yaml(text: str, source: str, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
     """Parse ``text``; raise ConfigError on syntax errors, duplicate or non-string keys.
 
     With ``strict=False`` the problems of a document that did parse are returned in ``problems``
@@ -84,15 +108,8 @@ def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
     non-string keys (the value is None, or the key is left out), so that the caller can report them
     together with the schema's errors.
     """
+    loader, root = _compose(text, source, budget or Budget())
     try:
-        _check_depth(text, source)
-        loader = yaml.SafeLoader(text)
-    except yaml.reader.ReaderError as exc:
-        raise _reader_error(exc, text, source) from None
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, source) from None
-    try:
-        root = loader.get_single_node()
         if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
             return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
         if not isinstance(root, MappingNode):
@@ -107,25 +124,177 @@ def load_yaml(text: str, source: str, *, strict: bool = True) -> LoadedYaml:
         if builder.problems and strict:
             raise ConfigError(builder.problems, source)
         return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, source) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError([Problem("", None, None, f"invalid YAML: {exc}")], source) from None
     finally:
         loader.dispose()
 
 
-def load_yaml_file(path: Path, *, strict: bool = True) -> LoadedYaml:
-    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
-    source = str(path)
+def load_value(text: str, source: str) -> Any:
+    """One YAML value of any kind (a `--set` VALUE), under the same limits as a config file."""
+    loader, root = _compose(text, source, Budget())
     try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ConfigError([Problem("", None, None, "file not found")], source) from None
+        if root is None:
+            return None
+        builder = _Builder(loader)
+        try:
+            value = builder.build(root, ())
+        except _TooLarge:
+            raise ConfigError(builder.problems, source) from None
+        if builder.problems:
+            raise ConfigError(builder.problems, source)
+        return value
+    finally:
+        loader.dispose()
+
+
+def _compose(text: str, source: str, budget: Budget) -> tuple[_Replay, Node | None]:
+    """The node tree of ``text`` from one bounded scan; every failure is a located ConfigError."""
+    if len(text) > MAX_BYTES:  # text from a file was capped when read (budget.bytes is what remains)
+        raise ConfigError([Problem("", None, None, _too_large(len(text), Budget()))], source)
+    try:
+        events = _events(text, source, budget)
+        loader = _Replay(events)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, source) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, source) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([Problem("", None, None, f"invalid YAML: {exc}")], source) from None
+    try:
+        return loader, loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        loader.dispose()
+        raise _syntax_error(exc, source) from None
+
+
+class _Replay(Composer, SafeConstructor, Resolver):
+    """A SafeLoader that composes from events already parsed (and counted), instead of parsing again."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self._events = deque(events)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
+    def check_event(self, *choices: type[Event]) -> bool:
+        return bool(self._events) and (not choices or isinstance(self._events[0], choices))
+
+    def peek_event(self) -> Event:
+        return self._events[0]
+
+    def get_event(self) -> Event:
+        return self._events.popleft()
+
+    def dispose(self) -> None:
+        self._events.clear()
+
+
+def _events(text: str, source: str, budget: Budget) -> list[Event]:
+    """The parse events of ``text``, stopped at MAX_DEPTH nested collections or the budget's events.
+
+    The composer recurses per nesting level, so depth is checked here, on the flat event stream.
+    """
+    depth = 0
+    events: list[Event] = []
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        events.append(event)
+        message = None
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                message = f"collections are nested more than {MAX_DEPTH} levels deep"
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        if len(events) > budget.events:
+            message = (
+                f"more than {MAX_EVENTS} values and collections"
+                + (" (with its bases)" if budget.events < MAX_EVENTS else "")
+                + "; a config has a few hundred"
+            )
+        if message is not None:
+            where = event.start_mark
+            line, column = (where.line + 1, where.column + 1) if where is not None else (None, None)
+            raise ConfigError([Problem("", line, column, message)], source)
+    budget.events -= len(events)
+    return events
+
+
+def load_yaml_file(path: Path, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
+    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
+    budget = budget or Budget()
+    raw = read_config_bytes(path, budget)
+    return load_yaml(decode(raw, str(path)), str(path), strict=strict, budget=budget)
+
+
+def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most the budget's; ConfigError otherwise.
+
+    A directory, FIFO, socket or device is refused without reading it (a FIFO is opened
+    non-blocking, so a missing writer cannot hang the command); the read stops one byte past the
+    limit, so `/dev/zero` or a 50 MB file costs no more than a file at the limit.
+    """
+    budget = budget or Budget()
+    source = str(path)
+
+    def fail(message: str) -> ConfigError:
+        return ConfigError([Problem("", None, None, message)], source)
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        message = f"cannot read file: {exc.strerror or exc}"
-        raise ConfigError([Problem("", None, None, message)], source) from None
-    return load_yaml(decode(raw, source), source, strict=strict)
+        raise fail(file_problem(path, exc)) from None
+    try:
+        kind = _not_a_file(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise fail(f"{kind}, not a file; a config is a YAML file")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            raw = file.read(budget.bytes + 1)
+    except OSError as exc:
+        raise fail(file_problem(path, exc)) from None
+    finally:
+        os.close(fd)
+    if len(raw) > budget.bytes:
+        raise fail(_too_large(len(raw), budget))
+    budget.bytes -= len(raw)
+    return raw
+
+
+def file_problem(path: Path, exc: OSError | None = None) -> str:
+    """Why ``path`` cannot be read as a config file ("" when it is a readable regular file)."""
+    if exc is None:
+        try:
+            kind = _not_a_file(os.stat(path).st_mode)
+        except OSError as error:
+            exc = error
+        else:
+            return f"{kind}, not a file; a config is a YAML file" if kind else ""
+    if exc.errno == errno.ENOENT:
+        return "file not found"
+    if exc.errno == errno.ELOOP:
+        return "a symlink loop (a link that leads back to itself)"
+    if exc.errno == errno.EISDIR:
+        return "a directory, not a file; a config is a YAML file"
+    return f"cannot read file: {exc.strerror or exc}"
+
+
+def _not_a_file(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _too_large(size: int, budget: Budget) -> str:
+    limit = f"{MAX_BYTES // 1024} KiB"
+    if budget.bytes < MAX_BYTES:
+        return f"with the bases read before it, this config is over {limit}, the most a config may have"
+    over = f"over {limit}" if size > budget.bytes else f"{size} bytes"
+    return f"file is {over}; a config may have at most {limit} (the examples have under 3 KB)"
 
 
 def decode(raw: bytes, source: str) -> str:
@@ -145,21 +314,6 @@ def decode(raw: bytes, source: str) -> str:
         raise ConfigError([Problem("", line, column, message)], source) from None
 
 
-def _check_depth(text: str, source: str) -> None:
-    """Reject deeply nested collections from the (non-recursive) event stream, before composing."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                where = event.start_mark
-                message = f"collections are nested more than {MAX_DEPTH} levels deep"
-                line, column = (where.line + 1, where.column + 1) if where is not None else (None, None)
-                raise ConfigError([Problem("", line, column, message)], source)
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
-
-
 def _mark(node: Node) -> Mark:
     return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -167,7 +321,7 @@ def _mark(node: Node) -> Mark:
 class _Builder:
     """Turn a composed node tree into plain values, collecting marks and problems."""
 
-    def __init__(self, loader: yaml.SafeLoader) -> None:
+    def __init__(self, loader: _Replay) -> None:
         self.loader = loader
         self.marks: dict[YamlPath, Mark] = {}
         self.key_marks: dict[YamlPath, Mark] = {}
@@ -225,7 +379,7 @@ class _Builder:
                 continue
             if key in seen:
                 first = seen[key]
-                message = f"duplicate key '{key}' (first defined at line {first.line})"
+                message = f"duplicate key {quote_key(key)} (first defined at line {first.line})"
                 self.problem((*path, key), key_mark, message)
                 continue
             seen[key] = key_mark
@@ -253,7 +407,7 @@ class _Builder:
         if isinstance(value, str):
             return value
         if isinstance(node, ScalarNode):
-            shown = f"{node.value!r}, which YAML reads as {value!r}"
+            shown = f"{quote_key(node.value)}, which YAML reads as {quote_key(repr(value))[1:-1]}"
         else:
             shown = "a collection"
         message = f"mapping keys must be strings, got {shown}; quote it if it is text"

@@ -13,10 +13,12 @@ import pydantic
 from pydantic import BaseModel
 
 from mscodegen.catalog.suggest import did_you_mean
-from mscodegen.config.errors import ConfigError, Problem, format_path
+from mscodegen.catalog.unsupported import unsupported
+from mscodegen.config.errors import ConfigError, Problem, format_path, quote_key
 from mscodegen.config.reader import LoadedYaml
 
 _MAX_INPUT_REPR = 60
+_INT32_MAX = 2**31 - 1  # schema._base.MAX_INT, the bound of the config's integers
 _STRIPPED_PREFIXES = ("Value error, ", "Assertion failed, ")
 _NOT_A_MAPPING = ("model_type", "model_attributes_type", "dict_type")
 
@@ -39,8 +41,9 @@ def from_validation_error(
             discriminator = str(ctx.get("discriminator", "")).strip("'")
             path, mark = loaded.mark_for((*loc, discriminator))
             tag, expected = str(ctx.get("tag")), str(ctx.get("expected_tags"))
-            message = f"unknown {discriminator} {tag!r}; expected one of: {expected}" + _closest(
-                tag, expected
+            message = unsupported(tag) or (
+                f"unknown {discriminator} {quote_key(tag)}; expected one of: {expected}"
+                + _closest(tag, expected)
             )
         elif kind == "union_tag_not_found":
             discriminator = str(ctx.get("discriminator", "")).strip("'")
@@ -52,13 +55,15 @@ def from_validation_error(
         elif kind == "extra_forbidden":
             key_path, mark = loaded.mark_for(loc, key=True)
             path = key_path[:-1] if key_path and key_path[-1] == loc[-1] else key_path
-            message = f"unknown key '{loc[-1]}'" + _suggestion(model, raw_loc)
+            message = unsupported(loc[-1]) or f"unknown key {quote_key(loc[-1])}" + _suggestion(
+                model, raw_loc
+            )
         elif loc and loc[-1] == "[key]":  # a mapping key failed validation: point at the key
             path, mark = loaded.mark_for(loc[:-1], key=True)
-            message = _plain_message(error["msg"], kind, error.get("input"))
+            message = _plain_message(error["msg"], kind, error.get("input"), ctx)
         else:
             path, mark = loaded.mark_for(loc)
-            message = _plain_message(error["msg"], kind, error.get("input"))
+            message = _plain_message(error["msg"], kind, error.get("input"), ctx)
             if kind == "literal_error" and isinstance(error.get("input"), str):
                 message += _closest(error["input"], str(ctx.get("expected", "")))
         problems.append(Problem(format_path(path), mark.line, mark.column, message, mark.source))
@@ -87,11 +92,17 @@ def _without_tags(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> 
     return tuple(kept)
 
 
-def _plain_message(msg: str, kind: str, value: Any) -> str:
+def _plain_message(msg: str, kind: str, value: Any, ctx: Mapping[str, Any]) -> str:
     for prefix in _STRIPPED_PREFIXES:
         msg = msg.removeprefix(prefix)
     if kind in _NOT_A_MAPPING:
         msg = "expected a mapping of keys to values"
+    if kind == "int_type" and isinstance(value, bool):
+        return f"expected an integer, got {str(value).lower()} (YAML reads yes/no, on/off, true/false as booleans)"
+    if kind == "int_type" and isinstance(value, float) and value.is_integer():
+        msg = "Input should be a valid integer, written without a decimal point"
+    if kind == "less_than_equal" and ctx.get("le") == _INT32_MAX:
+        msg += " (MindSpore counts steps, epochs and sizes in int32)"
     shown = repr(value)
     if kind not in ("value_error", "assertion_error") and len(shown) <= _MAX_INPUT_REPR:
         msg += f" (got {shown})"

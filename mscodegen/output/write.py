@@ -5,10 +5,6 @@ as a plain file under ``<out>/.mscodegen/pristine/``; the lock (:data:`LOCK_NAME
 records the producer metadata and the sha256 of each pristine text. So
 ``write_new`` can refuse to clobber edits and ``update`` can 3-way merge them.
 
-Format 1 locks held the pristine texts themselves as JSON strings; they are still
-read, and the next ``new`` or ``update`` migrates them (pristine files written,
-lock rewritten in format 2).
-
 Every file is replaced atomically, and the lock is written last: it is the commit
 point. A pristine file replaced before an interrupted run could write the lock no
 longer matches the lock's hash, so its previous text is first copied to
@@ -22,30 +18,58 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import json
 import os
 import re
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from mscodegen.output._files import free_name, latest_name, not_utf8, remove_stale_temps
+from mscodegen.output.lock import (
+    LOCK_NAME,
+    STATE_DIR,
+    Lock,
+    LockError,
+    LockMeta,
+    WriteError,
+    read_lock,
+    relative_name,
+    sha256,
+)
 from mscodegen.output.merge import MergeResult, merge3, unified_diff
 
-LOCK_NAME = ".mscodegen-lock.json"
-LOCK_FORMAT = 3  # meta.config is relative to the output directory (2: as given on the command line)
-READABLE_LOCK_FORMATS = (2, 3)  # 2 differs only there, which update, diff and check do not read
-STATE_DIR = ".mscodegen"
+__all__ = [  # the lock's names too: callers import them from here
+    "LOCK_NAME",
+    "PRISTINE_DIR",
+    "EditedFilesError",
+    "Lock",
+    "LockError",
+    "LockMeta",
+    "NoLockError",
+    "OtherConfigError",
+    "PristineError",
+    "UndecodableError",
+    "UnresolvedConflictError",
+    "UpdateReport",
+    "WriteError",
+    "WriteReport",
+    "atomic_write",
+    "check",
+    "pristine_path",
+    "read_lock",
+    "read_pristine",
+    "sha256",
+    "update",
+    "user_edits",
+    "write_new",
+]
+
 PRISTINE_DIR = f"{STATE_DIR}/pristine"
 PREVIOUS_DIR = f"{STATE_DIR}/previous"  # pristine texts of an uncommitted write (see the docstring)
 _MARKER_RE = re.compile(r"^<<<<<<< yours\r?$", re.MULTILINE)
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x wherever +r is set
-
-
-class WriteError(Exception):
-    """Base class for errors raised while writing generated files."""
 
 
 class NoLockError(WriteError):
@@ -58,8 +82,31 @@ class NoLockError(WriteError):
         )
 
 
-class LockError(WriteError):
-    """The lock file exists but cannot be read."""
+class UndecodableError(WriteError):
+    """A generated file (or its pristine copy) holds bytes that are not UTF-8; nothing was written."""
+
+    exit_code = 2
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}:{problem}, so mscodegen cannot compare or merge it (nothing was written). Remove "
+            f"the bytes, or regenerate with `mscodegen new CONFIG --force` (it keeps your file as a .bak copy)"
+        )
+
+
+class OtherConfigError(WriteError):
+    """`update` was given another config than the one the directory was generated from."""
+
+    exit_code = 2
+
+    def __init__(self, out_dir: Path, recorded: str, config: Path) -> None:
+        super().__init__(
+            f"{out_dir} was generated from {recorded!r} (its lock says so), not from {config.as_posix()!r}; "
+            "nothing was written. Generate this config elsewhere (--out DIR), replace the files with "
+            f"`mscodegen new {config.as_posix()} --out {out_dir.as_posix()} --force`, or merge it anyway "
+            "with `mscodegen update --force`"
+        )
 
 
 class PristineError(WriteError):
@@ -82,7 +129,7 @@ class UnresolvedConflictError(WriteError):
     def __init__(self, path: Path) -> None:
         super().__init__(
             f"{path} still has conflict markers from a previous `mscodegen update` "
-            f"(your version is in {path.name}.orig). Resolve them, then retry."
+            f"(your version is in {latest_name(path, '.orig').name}). Resolve them, then retry."
         )
 
 
@@ -100,41 +147,6 @@ class EditedFilesError(WriteError):
         )
 
 
-@dataclass(frozen=True)
-class LockMeta:
-    """What produced the generated files."""
-
-    config: str  # relative to the output directory, so the lock reads the same from any directory
-    config_sha256: str
-    mscodegen_version: str
-    black_version: str
-    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts the files were generated with
-
-
-def sha256(text: str) -> str:
-    """Hex sha256 of ``text`` encoded as UTF-8 (how pristine texts are hashed in the lock)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass
-class Lock:
-    """Lock file content: producer metadata and the sha256 of each pristine text, by file name."""
-
-    meta: LockMeta
-    files: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        """Deterministic JSON: sorted keys, indent 2, trailing newline."""
-        meta: dict[str, object] = dict(asdict(self.meta))
-        if not self.meta.overrides:
-            del meta["overrides"]  # locks without overrides read as before
-        else:
-            meta["overrides"] = list(self.meta.overrides)
-        files = {name: {"sha256": digest} for name, digest in self.files.items()}
-        doc = {"format": LOCK_FORMAT, "meta": meta, "files": files}
-        return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
 @dataclass
 class WriteReport:
     """Outcome of :func:`write_new`: status per file and ``.bak`` names written."""
@@ -142,6 +154,7 @@ class WriteReport:
     # created | unchanged | updated (was unedited) | overwritten (edited, forced)
     statuses: dict[str, str] = field(default_factory=dict)
     backups: list[str] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)  # stale temp files of a killed write
 
 
 @dataclass
@@ -153,6 +166,7 @@ class UpdateReport:
     conflicts: list[tuple[str, int]] = field(default_factory=list)
     diffs: dict[str, str] = field(default_factory=dict)
     originals: list[str] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)  # stale temp files of a killed write
 
     @property
     def has_conflicts(self) -> bool:
@@ -188,34 +202,39 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _read(path: Path) -> str | None:
-    """File text exactly as stored (no newline translation), or None if missing."""
+def _read_bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 
 
-def _relative(name: str) -> PurePosixPath:
-    """``name`` as a relative path; reject names escaping the output dir or naming mscodegen's own files."""
-    rel = PurePosixPath(name)
-    if not name or rel.is_absolute() or ".." in rel.parts or name == LOCK_NAME or rel.parts[0] == STATE_DIR:
-        raise ValueError(f"invalid generated file name {name!r}")
-    return rel
+def _read(path: Path) -> str | None:
+    """File text exactly as stored (no newline translation), or None if missing.
+
+    Bytes that are not UTF-8 raise :class:`UndecodableError`, located.
+    """
+    raw = _read_bytes(path)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UndecodableError(path, not_utf8(raw, exc)) from None
 
 
 def _target(out_dir: Path, name: str) -> Path:
     """Path of generated file ``name``."""
-    return Path(out_dir, *_relative(name).parts)
+    return Path(out_dir, *relative_name(name).parts)
 
 
 def pristine_path(out_dir: Path, name: str) -> Path:
     """Where the pristine text of generated file ``name`` is kept."""
-    return Path(out_dir, PRISTINE_DIR, *_relative(name).parts)
+    return Path(out_dir, PRISTINE_DIR, *relative_name(name).parts)
 
 
 def _previous_path(out_dir: Path, name: str) -> Path:
-    return Path(out_dir, PREVIOUS_DIR, *_relative(name).parts)
+    return Path(out_dir, PREVIOUS_DIR, *relative_name(name).parts)
 
 
 def _write(path: Path, text: str, *, executable: bool = True) -> None:
@@ -224,36 +243,12 @@ def _write(path: Path, text: str, *, executable: bool = True) -> None:
     Files named ``*.sh`` are made executable (``x`` added wherever ``r`` is set) when
     written, unless ``executable`` is false (pristine copies).
     """
-    if _read(path) != text:
+    if _read_bytes(path) != text.encode("utf-8"):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text)
         if executable and path.suffix in EXECUTABLE_SUFFIXES:
             mode = stat.S_IMODE(path.stat().st_mode)
             os.chmod(path, mode | (mode & 0o444) >> 2)
-
-
-def read_lock(out_dir: Path) -> Lock | None:
-    """Lock stored in ``out_dir``, or None if there is none."""
-    path = Path(out_dir) / LOCK_NAME
-    text = _read(path)
-    if text is None:
-        return None
-    try:
-        doc = json.loads(text)
-        if doc["format"] not in READABLE_LOCK_FORMATS:
-            raise ValueError(f"unsupported format {doc['format']!r}")
-        files = {name: entry["sha256"] for name, entry in dict(doc["files"]).items()}
-        if not all(isinstance(v, str) and _SHA256_RE.match(v) for v in files.values()):
-            raise ValueError("each file needs a sha256 (64 hex digits)")
-        for name in files:
-            _relative(name)
-        meta = dict(doc["meta"])
-        overrides = meta.pop("overrides", [])
-        if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
-            raise ValueError("meta.overrides must be a list of strings")
-        return Lock(LockMeta(**meta, overrides=tuple(overrides)), dict(sorted(files.items())))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise LockError(f"cannot read {path}: {exc!r}") from exc
 
 
 def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, PristineError]]:
@@ -266,12 +261,13 @@ def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, 
     texts: dict[str, str] = {}
     errors: dict[str, PristineError] = {}
     for name, digest in lock.files.items():
-        current = _read(pristine_path(out_dir, name))
-        previous = _read(_previous_path(out_dir, name))
-        for text in (current, previous):
-            if text is not None and sha256(text) == digest:
-                texts[name] = text
-                break
+        current = _read_bytes(pristine_path(out_dir, name))
+        previous = _read_bytes(_previous_path(out_dir, name))
+        for raw in (current, previous):
+            if raw is not None and hashlib.sha256(raw).hexdigest() == digest:
+                with contextlib.suppress(UnicodeDecodeError):  # a hash edited to match other bytes
+                    texts[name] = raw.decode("utf-8")
+                    break
         else:
             problem = "is missing" if current is None else "does not match the sha256 recorded in the lock"
             errors[name] = PristineError(out_dir, name, problem)
@@ -297,7 +293,7 @@ def _commit(
     for name in new.files:
         text = files.get(name, old_texts.get(name))
         path = pristine_path(out_dir, name)
-        if text is None or _read(path) == text:
+        if text is None or _read_bytes(path) == text.encode("utf-8"):
             continue  # a kept entry whose copy is unusable stays as it is (PristineError when needed)
         before = old_texts.get(name)
         if old is not None and before is not None:
@@ -312,25 +308,34 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
 
     Every file is checked before anything is written; edited files (or existing
     files the lock does not know) raise :class:`EditedFilesError` unless
-    ``force``, in which case each is first copied to ``<name>.bak``. A file whose
-    pristine copy is unusable counts as edited; without ``force`` that raises its
-    :class:`PristineError`.
+    ``force``, in which case each is first copied to ``<name>.bak`` (``.bak.1``, ...
+    when that exists). A file whose pristine copy is unusable counts as edited;
+    without ``force`` that raises its :class:`PristineError`. A file that is not
+    UTF-8 raises :class:`UndecodableError`, and an unreadable lock :class:`LockError`,
+    unless ``force``: then the file is edited and the lock is replaced (kept as a backup).
     """
     out_dir = Path(out_dir)
-    lock = read_lock(out_dir)
+    try:
+        lock = read_lock(out_dir)
+    except LockError:
+        if not force:
+            raise
+        lock = None  # `new --force` is the documented recovery: start over, keeping the old lock
     pristine, broken = read_pristine(out_dir, lock) if lock else ({}, {})
     report = WriteReport()
-    current: dict[str, str | None] = {}
+    current: dict[str, bytes | None] = {}
     edited: list[str] = []
     for name, text in sorted(files.items()):
-        cur = current[name] = _read(_target(out_dir, name))
-        if cur is None:
+        raw = current[name] = _read_bytes(_target(out_dir, name))
+        if raw is None:
             report.statuses[name] = "created"
-        elif cur == text:
+        elif raw == text.encode("utf-8"):
             report.statuses[name] = "unchanged"
-        elif pristine.get(name) == cur:
+        elif name in pristine and raw == pristine[name].encode("utf-8"):
             report.statuses[name] = "updated"
         else:
+            if not force:
+                _read(_target(out_dir, name))  # bytes that are not UTF-8 are named, located
             report.statuses[name] = "overwritten"
             edited.append(name)
     if edited and not force:
@@ -338,27 +343,67 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
             if name in broken:
                 raise broken[name]
         raise EditedFilesError([_target(out_dir, n) for n in edited])
+    report.removed = _remove_stale_temps(out_dir, lock, files)
+    lock_path = out_dir / LOCK_NAME
+    if lock is None and (raw_lock := _read_bytes(lock_path)) is not None:
+        backup = free_name(lock_path, ".bak")
+        _write_bytes(backup, raw_lock)
+        report.backups.append(backup.name)
     for name, status in report.statuses.items():
         path = _target(out_dir, name)
         if status == "overwritten":
-            atomic_write(path.with_name(path.name + ".bak"), current[name] or "")
-            report.backups.append(name + ".bak")
+            backup = free_name(path, ".bak")
+            _write_bytes(backup, current[name] or b"")
+            report.backups.append(backup.relative_to(out_dir).as_posix())
         if status != "unchanged":
             _write(path, files[name])
     _commit(out_dir, lock, pristine, files, meta)
     return report
 
 
+def _write_bytes(path: Path, raw: bytes) -> None:
+    """A backup, byte for byte (atomic_write writes text; a backup may hold bytes that are not UTF-8)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _remove_stale_temps(out_dir: Path, lock: Lock | None, files: dict[str, str]) -> list[Path]:
+    """The temp files a killed `new`/`update` left beside the files, their pristine copies and the lock."""
+    names = {*files, *(lock.files if lock else ()), LOCK_NAME}
+    directories = {out_dir}
+    for name in names - {LOCK_NAME}:
+        directories |= {_target(out_dir, name).parent, pristine_path(out_dir, name).parent}
+        directories.add(_previous_path(out_dir, name).parent)
+    return remove_stale_temps(sorted(directories), {PurePosixPath(n).name for n in names})
+
+
 def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
-    """Names whose on-disk text differs from ``files`` (then the lock, then pristine copies). Reads only."""
+    """Names whose on-disk bytes differ from ``files`` (then the lock, then pristine copies). Reads only.
+
+    An unreadable lock is out of date (``new --force`` replaces it).
+    """
     out_dir = Path(out_dir)
-    stale = [n for n in sorted(files) if _read(_target(out_dir, n)) != files[n]]
-    new_lock = _next_lock(read_lock(out_dir), files, meta)
-    if _read(out_dir / LOCK_NAME) != new_lock.to_json():
+    stale = [n for n in sorted(files) if _read_bytes(_target(out_dir, n)) != files[n].encode("utf-8")]
+    try:
+        old = read_lock(out_dir)
+    except LockError:
+        old = None
+    new_lock = _next_lock(old, files, meta)
+    if _read_bytes(out_dir / LOCK_NAME) != new_lock.to_json().encode("utf-8"):
         stale.append(LOCK_NAME)
     for name, digest in new_lock.files.items():
-        text = _read(pristine_path(out_dir, name))
-        if text is None or sha256(text) != digest:
+        raw = _read_bytes(pristine_path(out_dir, name))
+        if raw is None or hashlib.sha256(raw).hexdigest() != digest:
             stale.append(f"{PRISTINE_DIR}/{name}")
     return stale
 
@@ -394,8 +439,9 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
             if result.conflicts:
                 status = "conflict"
                 report.conflicts.extend((name, line) for line in result.conflicts)
-                writes.append((path.with_name(path.name + ".orig"), ours))
-                report.originals.append(name + ".orig")
+                original = free_name(path, ".orig")  # an earlier conflict's .orig is kept
+                writes.append((original, ours))
+                report.originals.append(original.relative_to(out_dir).as_posix())
             elif text == ours:
                 status = "unchanged"
             else:
@@ -405,6 +451,7 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
             report.diffs[name] = unified_diff(ours or "", text, name)
             writes.append((path, text))
     if not dry_run:
+        report.removed = _remove_stale_temps(out_dir, lock, files)
         for path, text in writes:
             _write(path, text)
         _commit(out_dir, lock, pristine, files, meta)

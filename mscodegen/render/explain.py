@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mscodegen.catalog.suggest import did_you_mean
+from mscodegen.config.compose import YAML_SUFFIXES
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig
+from mscodegen.output._files import not_utf8
 from mscodegen.plan import SCRIPT_NAMES, VARIANTS, build_shared, variant_plan
 from mscodegen.render import render
 from mscodegen.render.fmt import format_code
@@ -107,13 +109,21 @@ def explain_script_line(script: Path, line: int, load: Any) -> str:
     config = Path(os.path.normpath(script.parent / lock.meta.config))
     if not config.is_file():
         raise ExplainError(f"{script}: its config {config} (from the lock) is not there")
+    if config.suffix.lower() not in YAML_SUFFIXES:  # an edited lock must not make explain read any file
+        raise ExplainError(
+            f"{script}: the lock names {config}, which is not a .yaml file; run `mscodegen explain CONFIG KEY`"
+        )
     loaded = load(config, lock.meta.overrides)
     traced = next((t for t in trace(loaded, script.parent) if t.name == script.name), None)
     if traced is None:
         raise ExplainError(
             f"{script.name} is not a generated training script ({', '.join(SCRIPT_NAMES.values())})"
         )
-    on_disk = script.read_text(encoding="utf-8").splitlines()
+    raw = script.read_bytes()
+    try:
+        on_disk = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ExplainError(f"{script}:{not_utf8(raw, exc)}; remove it to explain this script") from None
     if not 1 <= line <= len(on_disk):
         raise ExplainError(f"{script}: no line {line} (the file has {len(on_disk)})")
     keys = keys_at(carry_over(traced.text.splitlines(), traced.line_keys, on_disk), line)
@@ -128,8 +138,11 @@ def explain_script_line(script: Path, line: int, load: Any) -> str:
 
 
 def parse_target(target: str, key: Sequence[str]) -> tuple[Path, int] | None:
-    """(script, line) for a SCRIPT:LINE target, None for a config file."""
+    """(script, line) for a SCRIPT:LINE target, None for a config file; ExplainError for a bad LINE."""
     path, sep, number = target.rpartition(":")
-    if sep and number.isdigit() and path.endswith(".py") and not key:
+    if not sep or not path.endswith(".py") or key:
+        return None
+    if number.isdigit() and int(number) >= 1:
         return Path(path), int(number)
-    return None
+    shown = number if number.isprintable() and len(number) <= 20 else "that"
+    raise ExplainError(f"{target!r}: {shown} is not a line number; lines count from 1, e.g. {path}:1")

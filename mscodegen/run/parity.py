@@ -81,6 +81,20 @@ def generate_both(
     return paths
 
 
+EXIT_TIMEOUT = 3  # a variant ran past --timeout (1 is "not equal", 2 a usage or config error)
+
+
+class ScriptTimeout(Exception):
+    """A script ran longer than its timeout and was killed."""
+
+    def __init__(self, variant: str, timeout: float, workdir: Path) -> None:
+        self.variant, self.timeout, self.workdir = variant, timeout, workdir
+        super().__init__(
+            f"the {variant} variant did not finish within --timeout {timeout:g} s and was killed; "
+            f"raise --timeout or lower --steps (its output so far: {workdir / 'stdout.txt'})"
+        )
+
+
 def run_script(
     script: Path,
     workdir: Path,
@@ -98,6 +112,7 @@ def run_script(
 
     `distributed`: start it with the launch.sh next to it (msrun, a free port, logs in
     workdir/msrun_log); `timeout` then bounds the whole job and kills every worker when it expires.
+    A run past `timeout` is killed and raises ScriptTimeout.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     loss_log, eval_log, output_dir = workdir / "loss.jsonl", workdir / "eval.jsonl", workdir / "output"
@@ -115,15 +130,24 @@ def run_script(
         cmd += ["--epochs", str(epochs)]
     start = time.perf_counter()
     with open(workdir / "stdout.txt", "w") as out:
-        if distributed:
-            launch_env = child_env(workdir / "msrun_log", base=env)
-            returncode = run_launched(
-                launch_command(script, cmd[2:]), cwd=workdir, env=launch_env, stdout=out, timeout=timeout
-            )
-        else:
-            returncode = subprocess.run(
-                cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False
-            ).returncode
+        try:
+            if distributed:
+                launch_env = child_env(workdir / "msrun_log", base=env)
+                returncode = run_launched(
+                    launch_command(script, cmd[2:]), cwd=workdir, env=launch_env, stdout=out, timeout=timeout
+                )
+            else:
+                returncode = subprocess.run(
+                    cmd,
+                    cwd=workdir,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                    env=env,
+                    check=False,
+                ).returncode
+        except subprocess.TimeoutExpired:  # the child is killed by then
+            raise ScriptTimeout(variant, timeout, workdir) from None
     seconds = time.perf_counter() - start
     log = (workdir / "stdout.txt").read_text(errors="replace")
     ranks = {rank: _read_jsonl(path) for rank, path in rank_logs(loss_log).items()}

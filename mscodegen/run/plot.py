@@ -15,22 +15,48 @@ Series = dict[str, tuple[list[float], list[float]]]
 
 # per-step quantities in a --loss-log record, in the order their subplots are drawn
 STEP_KEYS = ("loss", "lr", "loss_scale")
+# what `-o` may name: formats matplotlib writes without extra packages
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 class PlotError(Exception):
     """A log that cannot be read, or matplotlib missing."""
 
 
+def output_path(path: Path) -> Path:
+    """The file `-o` names, with `.png` added when it has no suffix; PlotError for another image type."""
+    if not path.suffix:
+        return path.with_name(path.name + ".png")
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
+        raise PlotError(
+            f"{path}: cannot write a {path.suffix!r} image; name a {', '.join(IMAGE_SUFFIXES)} file"
+        )
+    return path
+
+
 def read_log(path: Path) -> list[dict[str, Any]]:
-    """Records of one JSON-lines log; PlotError names file:line of a bad line."""
+    """Records of one JSON-lines log; PlotError names file:line of a bad line, or why it cannot be read."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PlotError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = raw.count(b"\n", 0, exc.start) + 1
+        raise PlotError(
+            f"{path}:{where}: byte 0x{raw[exc.start]:02x} is not UTF-8: not a --loss-log/--eval-log file"
+        ) from None
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise PlotError(f"{path}:{number}:{exc.colno}: not a JSON line: {exc.msg}") from None
+            raise PlotError(
+                f"{path}:{number}:{exc.colno}: not a JSON line ({exc.msg}): not a --loss-log/--eval-log file"
+            ) from None
         if not isinstance(record, dict):
             raise PlotError(f"{path}:{number}:1: expected a JSON object")
         records.append(record)

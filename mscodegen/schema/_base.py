@@ -8,7 +8,7 @@ import struct
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 # A run name (`name:`, or the config file's stem): it names the output directory and the scripts'
 # docstrings, so letters, digits, `_`, `.` and `-` only, not starting with `.` or `-`.
@@ -23,6 +23,10 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+
+# The largest integer a config may hold: MindSpore counts steps, epochs and sizes in int32, so a larger one
+# overflows at run time (`epochs: 100000000000000000000000000000` validated before).
+MAX_INT = 2**31 - 1
 
 # The seed MindSpore accepts: ms.set_seed() passes it to mindspore.dataset.config.set_seed, which raises
 # above UINT32_MAX.
@@ -96,6 +100,17 @@ def _check_literal_value(value: Any) -> Any:
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 
 
+def _not_a_boolean(value: Any) -> Any:
+    """A YAML boolean (`yes`, `on`) where a number belongs: pydantic would read true as 1.0."""
+    if isinstance(value, bool):
+        raise ValueError(
+            f"expected a number, got {str(value).lower()} (YAML reads yes/no, on/off, true/false as booleans)"
+        )
+    return value
+
+
+# Before a float's own validation (ints are strict already; floats stay lax: YAML reads 1e-3 as a string)
+NOT_BOOL = BeforeValidator(_not_a_boolean)
 Identifier = Annotated[str, AfterValidator(_check_identifier)]
 ImportPath = Annotated[
     str,
@@ -106,8 +121,10 @@ Kwargs = Annotated[
     dict[Identifier, Annotated[Any, AfterValidator(_check_literal_value)]],
     Field(description="Keyword arguments, rendered into the script as Python literals."),
 ]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
-PositiveFloat32 = Annotated[float, Field(gt=0), AfterValidator(_check_float32)]
-Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+# Integers are strict: YAML reads `yes`/`on` as true, which pydantic would otherwise take for 1.
+PositiveInt = Annotated[int, Strict(), Field(gt=0, le=MAX_INT)]
+NonNegativeInt = Annotated[int, Strict(), Field(ge=0, le=MAX_INT)]
+NonNegativeFloat = Annotated[float, NOT_BOOL, Field(ge=0)]
+PositiveFloat = Annotated[float, NOT_BOOL, Field(gt=0)]
+PositiveFloat32 = Annotated[float, NOT_BOOL, Field(gt=0), AfterValidator(_check_float32)]
+Seed = Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]

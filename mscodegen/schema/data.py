@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, model_validator
 
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
+    MAX_INT,
+    NOT_BOOL,
     Identifier,
     ImportPath,
     Kwargs,
@@ -110,7 +112,7 @@ BatchEntry = Annotated[
 class ShuffleBuffer(Section):
     """Shuffle through a buffer after the transforms, as MindSpore's quick start does."""
 
-    buffer_size: Annotated[int, Field(ge=2)] = Field(
+    buffer_size: Annotated[int, Strict(), Field(ge=2, le=MAX_INT)] = Field(
         description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
     )
     in_source: bool = Field(
@@ -180,7 +182,7 @@ class DigitsData(_Loader):
 
     kind: Literal["digits"]
     split: Literal["train", "test"] = "train"
-    test_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
+    test_fraction: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.2, description="The last test_fraction of the images form the test split."
     )
     transforms: TransformsField = Field(default_factory=Transforms)

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mscodegen.schema._base import PositiveInt, Section
+from mscodegen.schema._base import NOT_BOOL, PositiveInt, Section
 
 
 class Ema(Section):
     """After each optimizer step: d = decay * (1 - exp(-updates / warmup_steps)), ema = d * ema + (1 - d) * w."""
 
-    decay: Annotated[float, Field(gt=0, lt=1)] = Field(
+    decay: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.9999, description="The average's decay once warmed up (mindcv's ema_decay)."
     )
     warmup_steps: PositiveInt = Field(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from mscodegen.catalog.mindcv_names import mindcv_model_names
 from mscodegen.catalog.suggest import close_matches
@@ -117,6 +117,20 @@ class _Adaptable(Section):
     freeze: Freeze | None = Field(None, description="Parameters not trained, for the whole run.")
 
 
+def _three_dims(shape: Any) -> Any:
+    """A shape of 1 or 2 numbers is refused with the [C, H, W] form meant (before the length check)."""
+    if isinstance(shape, list) and len(shape) in (1, 2) and all(type(n) is int for n in shape):
+        if len(shape) == 1:
+            raise ValueError(
+                f"input_shape is [channels, height, width]: {shape[0]} features are [1, 1, {shape[0]}]"
+            )
+        h, w = shape
+        raise ValueError(
+            f"input_shape is [channels, height, width]: one-channel {h}x{w} inputs are [1, {h}, {w}]"
+        )
+    return shape
+
+
 class BuiltinNetwork(_Adaptable):
     """A small network that mscodegen writes into the script itself."""
 
@@ -126,7 +140,9 @@ class BuiltinNetwork(_Adaptable):
     hidden: list[PositiveInt] = Field(
         [120, 84], description="Hidden dense layer widths (mlp; lenet5 uses them after its convolutions)."
     )
-    input_shape: Annotated[list[PositiveInt], Field(min_length=3, max_length=3)] | None = Field(
+    input_shape: (
+        Annotated[list[PositiveInt], BeforeValidator(_three_dims), Field(min_length=3, max_length=3)] | None
+    ) = Field(
         None, description="[channels, height, width] of one input; inferred from data.train when omitted."
     )
     dense_init: Initializer | None = Field(

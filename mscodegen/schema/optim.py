@@ -7,9 +7,11 @@ from typing import Annotated, Literal
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from mscodegen.schema._base import (
+    NOT_BOOL,
     ImportPath,
     Kwargs,
     NonNegativeFloat,
+    NonNegativeInt,
     PositiveFloat,
     PositiveFloat32,
     PositiveInt,
@@ -103,7 +105,7 @@ class LayerDecay(Section):
     the input side, layer i trains at the schedule's LR x rate ** (L - i), the last layer at the full LR.
     Layers are defined for builtin lenet5 and mlp and mindcv vit_* models (docs: training-options.md, layer-wise LR decay)."""
 
-    rate: Annotated[float, Field(gt=0, le=1)] = Field(
+    rate: Annotated[float, NOT_BOOL, Field(gt=0, le=1)] = Field(
         description="Factor per layer towards the input, e.g. 0.75 (1: no decay)."
     )
 
@@ -138,14 +140,14 @@ class _Optimizer(Section):
 
 class Momentum(_Optimizer):
     name: Literal["momentum"]
-    momentum: Annotated[float, Field(ge=0)] = 0.9
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.9
     nesterov: bool = False
 
 
 class SGD(_Optimizer):
     name: Literal["sgd"]
-    momentum: Annotated[float, Field(ge=0)] = 0.0
-    dampening: Annotated[float, Field(ge=0)] = 0.0
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
+    dampening: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     nesterov: bool = False
 
     @model_validator(mode="after")
@@ -157,15 +159,15 @@ class SGD(_Optimizer):
 
 class Adam(_Optimizer):
     name: Literal["adam"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-8
 
 
 class AdamWeightDecay(_Optimizer):
     name: Literal["adamw"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-6
 
 
@@ -173,8 +175,10 @@ class RMSProp(_Optimizer):
     """nn.RMSProp (runs on CPU)."""
 
     name: Literal["rmsprop"]
-    decay: Annotated[float, Field(ge=0, lt=1)] = Field(0.9, description="Decay of the moving mean square.")
-    momentum: Annotated[float, Field(ge=0)] = 0.0
+    decay: Annotated[float, NOT_BOOL, Field(ge=0, lt=1)] = Field(
+        0.9, description="Decay of the moving mean square."
+    )
+    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     epsilon: PositiveFloat32 = 1e-10
     centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
 
@@ -184,8 +188,8 @@ class Lamb(_Optimizer):
     CPU"), so validate rejects it with runtime.device_target CPU; it takes no loss_scale either."""
 
     name: Literal["lamb"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, Field(gt=0, lt=1)] = 0.999
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
     eps: PositiveFloat32 = 1e-6
 
 
@@ -194,10 +198,10 @@ class Lion(_Optimizer):
     momentum, weight decay decoupled. Runs on CPU. Lion wants a 3-10x smaller lr than AdamW."""
 
     name: Literal["lion"]
-    beta1: Annotated[float, Field(gt=0, lt=1)] = Field(
+    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.9, description="Interpolation between momentum and gradient for the update's sign."
     )
-    beta2: Annotated[float, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
+    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
 
 
 Optimizer = Annotated[
@@ -210,7 +214,7 @@ class ConstantLR(Section):
 
 
 class _OptionalWarmup(Section):
-    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+    warmup_epochs: NonNegativeInt = Field(
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr before the schedule (0: none)."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
@@ -221,7 +225,7 @@ class PiecewiseLR(_OptionalWarmup):
 
     kind: Literal["piecewise"]
     milestones: list[PositiveInt] = Field(min_length=1, description="Epochs (1-based) where the lr drops.")
-    gamma: Annotated[float, Field(gt=0, lt=1)] = 0.1
+    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.1
 
     @model_validator(mode="after")
     def _increasing(self) -> PiecewiseLR:
@@ -247,7 +251,7 @@ class WarmupCosineLR(Section):
 
 
 class _WarmupThenDecay(Section):
-    warmup_epochs: Annotated[int, Field(ge=0)] = Field(
+    warmup_epochs: NonNegativeInt = Field(
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
@@ -260,7 +264,7 @@ class ExponentialLR(_WarmupThenDecay):
     """optimizer.lr x gamma ** (epochs since the warm-up), counted in fractions of an epoch per step."""
 
     kind: Literal["exponential"]
-    gamma: Annotated[float, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
+    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
 
 
 class PolynomialLR(_WarmupThenDecay):
@@ -276,7 +280,7 @@ class OneCycleLR(Section):
     steps, then down to lr / div_factor / final_div_factor."""
 
     kind: Literal["one_cycle"]
-    pct_start: Annotated[float, Field(gt=0, lt=1)] = Field(
+    pct_start: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
         0.3, description="Share of the steps spent rising."
     )
     anneal: Literal["cos", "linear"] = Field("cos", description="Shape of both phases.")

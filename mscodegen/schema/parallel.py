@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict
 
-from mscodegen.schema._base import Section
+from mscodegen.schema._base import PositiveInt, Section
 
 
 class Parallel(Section):
@@ -18,7 +18,7 @@ class Parallel(Section):
     """
 
     mode: Literal["stand_alone", "data_parallel"] = "stand_alone"
-    workers: Annotated[int, Field(ge=1)] = Field(
+    workers: PositiveInt = Field(
         1,
         description="Number of processes msrun starts (--worker_num); data.train.batch_size is the global "
         "batch, split evenly across them.",
@@ -28,11 +28,11 @@ class Parallel(Section):
         description="Average gradients over workers (same LR as one process with the global batch); "
         "false sums them, which multiplies the effective LR by the number of workers. LR is never rescaled for you.",
     )
-    master_port: Annotated[int, Field(ge=1024, le=65535)] = Field(
+    master_port: Annotated[int, Strict(), Field(ge=1024, le=65535)] = Field(
         8118,
         description="msrun --master_port written into launch.sh (override: MASTER_PORT=... bash launch.sh).",
     )
-    cluster_time_out: Annotated[int, Field(ge=1)] = Field(
+    cluster_time_out: PositiveInt = Field(
         120, description="msrun --cluster_time_out (seconds to wait for every worker to join)."
     )
     per_rank_logs: bool = Field(

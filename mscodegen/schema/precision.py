@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict
 
-from mscodegen.schema._base import ImportPath, PositiveFloat32, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, ImportPath, PositiveFloat32, PositiveInt, Section
 
 FP32_CELL = Literal[
     "Softmax",
@@ -58,7 +58,9 @@ class DynamicLossScale(Section):
 
     kind: Literal["dynamic"]
     init: PositiveFloat32 = 2.0**16
-    factor: Annotated[int, Field(ge=2)] = Field(2, description="Integer growth/shrink factor of the scale.")
+    factor: Annotated[int, Strict(), Field(ge=2, le=MAX_INT)] = Field(
+        2, description="Integer growth/shrink factor of the scale."
+    )
     window: PositiveInt = 2000
 
 

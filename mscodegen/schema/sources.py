@@ -77,16 +77,22 @@ def _usages(usage: str) -> tuple[str, ...]:
 
 def _mnist_samples(spec: MnistData, directory: Path) -> Count | None:
     """The item count in each labels file's idx header (magic 0x801, then a big-endian count)."""
-    total = 0
+    total, found = 0, 0
     for usage in _usages(spec.usage):
+        path = directory / MNIST_LABELS[usage]
+        if spec.usage == "all" and not path.exists():
+            continue  # usage all reads the pairs that are there
         try:
-            with open(directory / MNIST_LABELS[usage], "rb") as file:
+            with open(path, "rb") as file:
                 header = file.read(8)
         except OSError:
             return None
         if len(header) < 8 or int.from_bytes(header[:4], "big") != MNIST_LABEL_MAGIC:
             return None
         total += int.from_bytes(header[4:], "big")
+        found += 1
+    if not found:
+        return None
     return Count(total, f"the MNIST {spec.usage} label files hold {total} samples")
 
 
@@ -138,3 +144,79 @@ def _image_folder_samples(directory: Path) -> Count | None:
         except OSError:
             return None
     return Count(total, f"{directory.name}/ holds {total} image files in {len(classes)} classes")
+
+
+# Image sizes from file headers: builtin networks need [C, H, W], and image_folder does not state it.
+# A few lines per format instead of a dependency (PIL is not one of the generator's).
+_HEADER_BYTES = 64 * 1024  # a JPEG's frame header follows its EXIF/ICC segments; larger ones are not read
+_JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """The first image of an image_folder and its size in pixels, read from its header."""
+
+    path: Path
+    width: int
+    height: int
+
+
+def first_image_size(directory: Path) -> ImageSize | None:
+    """The size of the first file (by name) of the first class (by name), if its header gives one.
+
+    ImageFolderDataset decodes every image to RGB; a folder of differently sized images still
+    needs a resize, which the caller says.
+    """
+    classes = _class_dirs(directory)
+    for class_dir in sorted(classes or []):
+        try:
+            with os.scandir(class_dir) as entries:
+                files = sorted(Path(e.path) for e in entries if e.is_file())
+        except OSError:
+            return None
+        if files:
+            size = image_size(files[0])
+            return ImageSize(files[0], *size) if size else None
+    return None
+
+
+def image_size(path: Path) -> tuple[int, int] | None:
+    """(width, height) from a PNG, JPEG, GIF or BMP header; None for anything else or a truncated file."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(_HEADER_BYTES)
+    except OSError:
+        return None
+    size: tuple[int, int] | None = None
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR" and len(head) >= 24:
+        size = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    elif head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        size = int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    elif head.startswith(b"BM") and len(head) >= 26:
+        width = int.from_bytes(head[18:22], "little", signed=True)
+        height = int.from_bytes(head[22:26], "little", signed=True)
+        size = width, abs(height)  # a negative height stores the rows top-down
+    elif head.startswith(b"\xff\xd8"):
+        size = _jpeg_size(head)
+    return size if size and min(size) > 0 else None
+
+
+def _jpeg_size(head: bytes) -> tuple[int, int] | None:
+    """The frame header's size: walk the segments (marker, 2-byte length) up to the first SOFn."""
+    at = 2
+    while at + 4 <= len(head):
+        if head[at] != 0xFF:
+            return None
+        marker = head[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in _JPEG_FRAMES:
+            if at + 9 > len(head):
+                return None
+            return int.from_bytes(head[at + 7 : at + 9], "big"), int.from_bytes(head[at + 5 : at + 7], "big")
+        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # markers without a length
+            at += 2
+            continue
+        at += 2 + int.from_bytes(head[at + 2 : at + 4], "big")
+    return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import ImportPath, Kwargs, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PositiveInt, Section
 
 
 class Train(Section):
@@ -17,7 +19,7 @@ class Train(Section):
         False,
         description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so).",
     )
-    sink_size: Annotated[int, Field(ge=-1)] = Field(
+    sink_size: Annotated[int, Strict(), Field(ge=-1, le=MAX_INT)] = Field(
         -1, description="Steps per sink on GPU/Ascend; -1 = the whole epoch. Needs dataset_sink_mode."
     )
     log_every_steps: PositiveInt = Field(
@@ -26,6 +28,13 @@ class Train(Section):
     output_dir: str = Field(
         "outputs", description="Default --output-dir of the scripts: checkpoints and logs go there."
     )
+
+    @field_validator("output_dir")
+    @classmethod
+    def _output_dir_not_empty(cls, output_dir: str) -> str:
+        if not output_dir.strip():
+            raise ValueError("an empty directory name; use '.' for the directory the script runs in")
+        return output_dir
 
     @field_validator("sink_size")
     @classmethod
@@ -150,6 +159,20 @@ class CheckpointCb(Section):
         "(needs data.eval); the periodic files stay the latest keep_max.",
     )
 
+    @field_validator("directory")
+    @classmethod
+    def _directory_under_output_dir(cls, directory: str) -> str:
+        if not directory.strip():
+            raise ValueError("an empty directory name; use '.' for --output-dir itself")
+        if not PurePosixPath(directory).is_absolute() and not PureWindowsPath(directory).is_absolute():
+            normal = posixpath.normpath(directory.replace("\\", "/"))
+            if normal == ".." or normal.startswith("../"):
+                raise ValueError(
+                    f"{directory!r} leads out of --output-dir; a relative directory stays under it "
+                    "(write an absolute path for checkpoints elsewhere)"
+                )
+        return directory
+
     @model_validator(mode="after")
     def _exactly_one_period(self) -> CheckpointCb:
         if (self.every_steps is None) == (self.every_epochs is None):
@@ -169,7 +192,7 @@ class EarlyStoppingCb(Section):
         None, description="Default: min for names ending in loss, mae or mse, else max."
     )
     patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
-    min_delta: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+    min_delta: Annotated[float, NOT_BOOL, Field(ge=0, allow_inf_nan=False)] = Field(
         0.0, description="An improvement must exceed this."
     )
 

@@ -44,6 +44,8 @@ from typing import Any
 
 import yaml
 
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.reader import read_config_bytes
 from mscodegen.recipes.mindcv import _augmentation, _data, _model, _optim, _system, _training
 from mscodegen.recipes.mindcv._arguments import RecipeError
 from mscodegen.recipes.mindcv._converter import Conversion, Converter, Finding
@@ -65,9 +67,9 @@ __all__ = [
 def read_recipe(path: Path) -> dict[str, Any]:
     """The recipe's mapping; RecipeError when it is not readable as mindcv reads it (yaml.safe_load)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecipeError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = yaml.safe_load(read_config_bytes(path).decode("utf-8"))
+    except ConfigError as exc:  # not a regular file, or over the size of a config
+        raise RecipeError(f"cannot read it: {exc.problems[0].message}") from None
     except UnicodeDecodeError as exc:
         raise RecipeError(f"{path} is not UTF-8 text: {exc}") from None
     except yaml.YAMLError as exc:

@@ -141,9 +141,12 @@ def _data_dir_problems(dataset: Any, at: KeyPath, config_dir: Path) -> list[Viol
         return [(at + ("path",), f"directory {dataset.path!r} does not exist (looked in {directory})")]
     if dataset.kind == "mnist":
         usages = ("train", "test") if dataset.usage == "all" else (dataset.usage,)
-        missing = [name for u in usages for name in MNIST_FILES[u] if not (directory / name).is_file()]
-        if missing:
-            return [(at + ("path",), f"MNIST file(s) missing in {directory}: {', '.join(missing)}")]
+        missing = {u: [name for name in MNIST_FILES[u] if not (directory / name).is_file()] for u in usages}
+        # usage all reads whichever of the train and test pairs is there (MindSpore's MnistDataset)
+        if all(missing.values()):
+            names = [name for u in usages for name in missing[u]]
+            either = " (usage all needs the train or the test pair)" if len(usages) > 1 else ""
+            return [(at + ("path",), f"MNIST file(s) missing in {directory}: {', '.join(names)}{either}")]
     if dataset.kind == "cifar10" and not any(directory.glob("*.bin")):
         return [(at + ("path",), f"no CIFAR-10 binary batches (*.bin) in {directory}")]
     if dataset.kind == "image_folder" and not any(p.is_dir() for p in directory.iterdir()):

@@ -9,6 +9,7 @@ from mscodegen.catalog import pipeline
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
+    ImageFolderData,
     ImportedData,
     fixed_transforms,
     pipelines_of,
@@ -19,7 +20,7 @@ from mscodegen.schema.optim import (
 )
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after
-from mscodegen.schema.sources import class_count
+from mscodegen.schema.sources import class_count, first_image_size
 from mscodegen.schema.training import TopKMetric
 
 LENET5_MIN_SIZE = 16  # two (5x5 valid conv + 2x2 pool) stages need at least 16 pixels per side
@@ -48,13 +49,7 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         )
     shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
     if shape is None:
-        yield (
-            ("network",),
-            (
-                f"builtin {net.name} needs the input shape: set network.input_shape "
-                "(or data.train.image_shape, or data.train.transforms.resize)"
-            ),
-        )
+        yield ("network",), f"builtin {net.name} needs the input shape: " + _input_shape_hint(cfg, config_dir)
     elif net.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE:
         yield (
             ("network", "name"),
@@ -63,6 +58,29 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
                 f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]"
             ),
         )
+
+
+def _input_shape_hint(cfg: Config, config_dir: Path | None) -> str:
+    """How to state the input shape for data.train's kind (image_folder has no image_shape key)."""
+    train = cfg.data.train
+    if isinstance(train, ImportedData):
+        return "set network.input_shape (or data.train.image_shape)"
+    if not isinstance(train, ImageFolderData):
+        return "set network.input_shape"
+
+    def resize(h: int | str, w: int | str) -> str:
+        if isinstance(train.transforms, dict):
+            return f"{{Resize: {{size: [{h}, {w}]}}}} in data.train.transforms.image"
+        return f"data.train.transforms.resize: [{h}, {w}]"
+
+    first = first_image_size(config_dir / train.path) if config_dir is not None else None
+    if first is None:
+        return f"set network.input_shape: [3, H, W] (image_folder decodes to RGB), or {resize('H', 'W')}"
+    h, w = first.height, first.width
+    return (
+        f"set network.input_shape: [3, {h}, {w}] (the first image, {first.path.name}, is {w}x{h}; "
+        f"image_folder decodes to RGB), or {resize(h, w)} if the images differ in size"
+    )
 
 
 def _network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
