@@ -71,36 +71,38 @@ def is_number(text: str) -> bool:
         return False
 
 
-def read_table(path: Path, delimiter: str, columns: tuple[str, ...]) -> Table:
-    """The header and what the first MAX_ROWS rows hold in `columns`; OSError or TableError when unreadable.
-
-    Read once per file version: every rule that looks at the file shares the result.
-    """
+def read_table(path: Path, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...] = ()) -> Table:
+    """The header and what the first MAX_ROWS rows hold in `columns` (in `classes`, class indices too);
+    OSError or TableError when unreadable. Read once per file version and question: every rule that
+    looks at the file shares the result."""
     stat = path.stat()
-    return _read(path.resolve(), stat.st_size, stat.st_mtime_ns, delimiter, columns)
+    return _read(path.resolve(), stat.st_size, stat.st_mtime_ns, delimiter, columns, classes)
 
 
 class _Column:
-    __slots__ = ("first_not_class", "first_not_number", "not_classes", "not_numbers", "top_class")
+    __slots__ = ("classes", "first_not_class", "first_not_number", "not_classes", "not_numbers", "top_class")
 
-    def __init__(self) -> None:
+    def __init__(self, classes: bool) -> None:
+        self.classes = classes  # check for class indices
         self.not_numbers = self.not_classes = 0
         self.first_not_number: Cell | None = None
         self.first_not_class: Cell | None = None
         self.top_class: int | None = None
 
-    def add(self, cell: Cell) -> bool:
+    def add(self, text: str, row: int, line: int) -> bool:
         """Count the cell; False when it holds no number."""
-        if not is_number(cell.text):
+        if not is_number(text):
             self.not_numbers += 1
-            self.first_not_number = self.first_not_number or cell
+            self.first_not_number = self.first_not_number or Cell(row, line, text)
             return False
-        if _CLASS_INDEX.fullmatch(cell.text):
-            value = int(float(cell.text))
+        if not self.classes:
+            return True
+        if _CLASS_INDEX.fullmatch(text):
+            value = int(float(text))
             self.top_class = value if self.top_class is None else max(self.top_class, value)
         else:
             self.not_classes += 1
-            self.first_not_class = self.first_not_class or cell
+            self.first_not_class = self.first_not_class or Cell(row, line, text)
         return True
 
     def freeze(self) -> ColumnCells:
@@ -110,13 +112,18 @@ class _Column:
 
 
 @lru_cache(maxsize=16)
-def _read(path: Path, size: int, mtime_ns: int, delimiter: str, columns: tuple[str, ...]) -> Table:
+def _read(
+    path: Path, size: int, mtime_ns: int, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...]
+) -> Table:
     with open(path, encoding="utf-8", errors="replace", newline="") as file:
         reader = csv.reader(file, delimiter=delimiter)
         try:
             header = _header(reader)
-            index = {name: i for i, name in enumerate(header)}
-            asked = {name: _Column() for name in dict.fromkeys(columns) if name in index}
+            asked = {
+                index: (name, _Column(name in classes))
+                for index, name in enumerate(header)
+                if name in columns
+            }
             incomplete: list[int] = []
             ragged: Cell | None = None
             rows, whole = 0, True
@@ -130,19 +137,18 @@ def _read(path: Path, size: int, mtime_ns: int, delimiter: str, columns: tuple[s
                 if rows == MAX_ROWS:
                     whole = False
                     break
+                rows += 1
                 if len(row) != len(header):
-                    ragged = ragged or Cell(rows + 1, start, str(len(row)))
-                    rows += 1
+                    ragged = ragged or Cell(rows, start, str(len(row)))
                     continue  # its cells are not where the header says
                 complete = True
-                for name, column in asked.items():
-                    complete = column.add(Cell(rows + 1, start, row[index[name]])) and complete
+                for index, (_, column) in asked.items():
+                    complete = column.add(row[index], rows, start) and complete
                 if not complete:
-                    incomplete.append(rows)
-                rows += 1
+                    incomplete.append(rows - 1)
         except csv.Error as exc:
             raise TableError(f"is not readable as CSV at line {reader.line_num}: {exc}") from None
-    cells = {name: column.freeze() for name, column in asked.items()}
+    cells = {name: column.freeze() for name, column in asked.values()}
     return Table(header, rows, whole, cells, tuple(incomplete), ragged)
 
 

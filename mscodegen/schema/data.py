@@ -311,6 +311,10 @@ class CsvData(_FileLoader):
         """The float32 vector columns: batch column -> CSV columns."""
         return {name: value for name, value in self.columns.items() if isinstance(value, list)}
 
+    def class_columns(self) -> tuple[str, ...]:
+        """The CSV columns read as class indices."""
+        return tuple(value for value in self.columns.values() if isinstance(value, str))
+
     def csv_columns(self) -> tuple[str, ...]:
         """Every CSV column read, in the order `columns` names them."""
         return tuple(

@@ -119,7 +119,7 @@ def _csv_samples(spec: CsvData, config_dir: Path) -> Count | None:
     """The rows of the split, less those `missing: drop` drops; known when the file was read to its end
     (or num_samples caps the rows read)."""
     try:
-        table = read_table(config_dir / spec.path, spec.field_delim, spec.csv_columns())
+        table = read_table(config_dir / spec.path, spec.field_delim, spec.csv_columns(), spec.class_columns())
     except (OSError, TableError):
         return None
     if not table.whole and (spec.num_samples is None or spec.num_samples > table.rows):

@@ -171,7 +171,7 @@ def _csv_file_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]
     for split, spec in _csv_specs(cfg):
         file = config_dir / spec.path
         try:
-            table = read_table(file, spec.field_delim, spec.csv_columns())
+            table = read_table(file, spec.field_delim, spec.csv_columns(), spec.class_columns())
         except OSError:
             continue  # rules/modules.py reports a missing file
         except TableError as exc:
