@@ -525,14 +525,3 @@ def test_the_committed_csv_is_what_the_helper_writes(tmp_path: Path) -> None:
     assert written.read_bytes() == committed.read_bytes(), "run: python examples/make_diabetes_csv.py"
     assert committed.stat().st_size < 60_000
 
-
-def test_the_cookbook_page_shows_the_example(tmp_path: Path) -> None:
-    page = (REPO / "docs" / "cookbook" / "csv.md").read_text(encoding="utf-8")
-    block = page.split("```yaml\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "diabetes.csv").write_bytes(
-        (REPO / "examples" / "data" / "diabetes.csv").read_bytes()
-    )
-    (tmp_path / "diabetes_csv.yaml").write_text(block, encoding="utf-8")
-    shown = load_config(tmp_path / "diabetes_csv.yaml").config
-    assert shown == load_config(REPO / "examples" / "diabetes_csv.yaml").config
