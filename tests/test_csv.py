@@ -524,4 +524,3 @@ def test_the_committed_csv_is_what_the_helper_writes(tmp_path: Path) -> None:
     committed = REPO / "examples" / "data" / "diabetes.csv"
     assert written.read_bytes() == committed.read_bytes(), "run: python examples/make_diabetes_csv.py"
     assert committed.stat().st_size < 60_000
-
