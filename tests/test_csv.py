@@ -524,3 +524,17 @@ def test_the_committed_csv_is_what_the_helper_writes(tmp_path: Path) -> None:
     committed = REPO / "examples" / "data" / "diabetes.csv"
     assert written.read_bytes() == committed.read_bytes(), "run: python examples/make_diabetes_csv.py"
     assert committed.stat().st_size < 60_000
+
+
+def test_columns_data_inputs_and_labels_do_not_name_are_located_at_columns(tmp_path: Path) -> None:
+    extra = CONFIG.replace("[radius, texture, area]", "[radius, texture]\n      area: [area]")
+    found = problems(tmp_path, extra)
+    assert [p for p, _, _, _ in found] == ["data.train.columns"]
+    assert "area would feed neither the network nor the loss" in found[0][3]
+    swapped = CONFIG.replace(
+        "features: [radius, texture, area]\n      label: diagnosis",
+        "label: diagnosis\n      features: [radius, texture, area]",
+    )
+    found = problems(tmp_path, swapped)
+    assert [p for p, _, _, _ in found] == ["data.train.columns"]
+    assert "yields its columns in the order label, features" in found[0][3]

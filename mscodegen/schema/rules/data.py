@@ -11,6 +11,7 @@ from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     BUILTIN_COLUMNS,
+    CsvData,
     Dataset,
     ImportedData,
     columns_of,
@@ -242,7 +243,8 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         if spec is None:
             continue
         have = columns_of(spec)
-        where: KeyPath = ("data", split, "columns") if isinstance(spec, ImportedData) else ("data", split)
+        listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
+        where: KeyPath = ("data", split, "columns") if listed else ("data", split)
         if isinstance(spec, ImportedData):
             for i, column in enumerate(have):
                 why = column_collision(python_name(column))
