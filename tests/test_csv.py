@@ -538,3 +538,14 @@ def test_columns_data_inputs_and_labels_do_not_name_are_located_at_columns(tmp_p
     found = problems(tmp_path, swapped)
     assert [p for p, _, _, _ in found] == ["data.train.columns"]
     assert "yields its columns in the order label, features" in found[0][3]
+
+
+def test_the_default_network_input_is_named_with_the_way_out(tmp_path: Path) -> None:
+    found = problems(tmp_path, CONFIG.replace("  inputs: [features]\n", ""))
+    assert [(p, m) for p, _, _, m in found] == [
+        (
+            "data.inputs[0]",
+            "'image' is not a column of data.train (csv), whose columns are features, label; data.inputs is "
+            "[image] unless the config says otherwise, e.g. data.inputs: [features]",
+        )
+    ]

@@ -255,10 +255,15 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         source = f"data.{split} ({spec.kind})"
         for at, column in named:
             if column not in have:
+                unnamed = [c for c in have if c not in wanted]
+                hint = did_you_mean(column, unnamed)
+                if (
+                    not hint and unnamed and at[1] not in data.model_fields_set
+                ):  # the default [image] or [label]
+                    hint = f"; data.{at[1]} is [{column}] unless the config says otherwise, e.g. data.{at[1]}: [{unnamed[0]}]"
                 yield (
                     at,
-                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
-                    + did_you_mean(column, [c for c in have if c not in wanted]),
+                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint,
                 )
         missing = [c for c in have if c not in wanted]
         if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
