@@ -28,7 +28,7 @@ def test_rows_are_folded():
     data, optimizer = pages()["data"], pages()["optimizer"]
     assert data.count("| `data.train.batch_size` |") == 1
     assert optimizer.count("| `optimizer.lr` |") == 1
-    assert len(re.findall(r"^## `data\.train` with `kind: \w+`", data, re.MULTILINE)) == 6
+    assert len(re.findall(r"^## `data\.train` with `kind: \w+`", data, re.MULTILINE)) == 7
     # a key several kinds share is one row naming them; data.eval refers to data.train's kinds
     assert "| `data.train.path` | `mnist`, `cifar10`, `image_folder` |" in data
     assert "Same kinds as `data.train`." in data

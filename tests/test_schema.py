@@ -167,6 +167,7 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "cifar10": {"kind": "cifar10", "path": "cifar"},
             "image_folder": {"kind": "image_folder", "path": "images"},
             "import": {"kind": "import", "factory": "pkg.data:make", "image_shape": [3, 8, 8]},
+            "csv": {"kind": "csv", "path": "table.csv", "columns": {"image": ["a", "b"], "label": "c"}},
         },
     ),
     "optimizer": (

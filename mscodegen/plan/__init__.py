@@ -119,7 +119,7 @@ class Shared:
     constants: tuple[tuple[Constant, ...], ...]
     runtime: Runtime
     network: Network
-    data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders defined once
+    data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; csv cell conversions; defined once
     sys_paths: tuple[tuple[str, tuple[str, ...]], ...]  # (folder from the script, modules imported from it)
     data_dir: str | None  # DATA_DIR: the folder the file sources read, from the script's folder (or absolute)
     dataset_functions: tuple[DatasetFn, ...]  # one shared by train and eval, or one each
@@ -463,8 +463,10 @@ def _imports(
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
         imports.module("time")
-    if s.data_helpers:
+    if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"}:
         imports.module("numpy", "np")
+    if "to_number" in s.data_helpers:
+        imports.module("math")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
     modules = {m for f in functions for m in f.modules}

@@ -19,6 +19,8 @@ from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config, soft_label_classes
 from mscodegen.schema.data import (
     Cifar10Data,
+    CsvData,
+    FillMissing,
     ImageFolderData,
     ImportedData,
     MnistData,
@@ -26,10 +28,14 @@ from mscodegen.schema.data import (
     _Loader,
     fixed_transforms,
     pipelines_of,
+    split_fractions,
 )
 from mscodegen.schema.data import Dataset as DatasetSpec
 
 UINT8_SOURCES = ("mnist", "cifar10", "image_folder")
+FILE_SOURCES = (*UINT8_SOURCES, "csv")
+# The helpers csv sources call, in the order the scripts define them; the first two need numpy.
+CSV_HELPERS = ("to_vector", "to_vector_filled", "to_number", "is_complete")
 # Parameters a shared dataset function may take, in the order it takes them.
 PARAMETERS = (
     "usage", "split", "path", "num_samples", "seed", "batch_size", "shuffle", "drop_remainder", "buffer_size"
@@ -44,6 +50,25 @@ class ColumnOps:
     column: str
     variable: str  # image_ops, label_ops
     ops: tuple[str, ...]  # Python calls, rendered from the config's entries by pipeline.render
+
+
+@dataclass(frozen=True, slots=True)
+class CsvMap:
+    """One batch column made from CSV columns: `dataset.map(op, input_columns=..., output_columns=...)`."""
+
+    op: str  # to_vector, a lambda calling to_vector_filled, text.ToNumber(ms.int32)
+    columns: str  # 'input_columns=["age", "bmi"], output_columns=["features"]' (no output: the same name)
+
+
+@dataclass(frozen=True, slots=True)
+class CsvSteps:
+    """What a csv source adds to its dataset function, in the order the function runs it."""
+
+    split: str | None  # 'dataset.split([0.8, 0.2], randomize=False)[0]'
+    split_comment: str
+    keep: str | None  # missing: drop: the filter's input_columns, every CSV column read
+    maps: tuple[CsvMap, ...]
+    project: str  # the batch's columns in order, a Python literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +93,7 @@ class DatasetFn:
     batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
     workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
+    csv: CsvSteps | None = None  # kind csv: split, dropped rows, columns made from CSV columns
 
     @property
     def factory_keys(self) -> str:
@@ -90,7 +116,7 @@ class DatasetUse:
 class DataPlan:
     data_dir: str | None  # DATA_DIR's value: the folder every file source reads from
     data_dir_keys: str  # data.train.path, data.eval.path
-    helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders the functions call
+    helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; CSV_HELPERS: cell conversions
     functions: tuple[DatasetFn, ...]
     uses: tuple[DatasetUse, ...]  # train first, then eval
 
@@ -117,9 +143,15 @@ def build_data(cfg: Config, rel: Relative) -> DataPlan:
     paths = {
         split: rel.path(spec.path)
         for split, spec in specs
-        if isinstance(spec, MnistData | Cifar10Data | ImageFolderData)
+        if isinstance(spec, MnistData | Cifar10Data | ImageFolderData | CsvData)
     }
-    data_dir = _common_dir(list(paths.values())) if paths else None
+    # DATA_DIR is a folder: a csv source's file lies in it
+    folders = [
+        Path(paths[split]).parent.as_posix() if spec.kind == "csv" else paths[split]
+        for split, spec in specs
+        if split in paths
+    ]
+    data_dir = _common_dir(folders) if paths else None
     splits = [
         _with_pipelines(
             cfg,
@@ -132,7 +164,8 @@ def build_data(cfg: Config, rel: Relative) -> DataPlan:
     ]
     functions, uses = _merge(splits)
     kinds = {spec.kind for _, spec in specs}
-    helpers = tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
+    helpers: tuple[str, ...] = tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
+    helpers += _csv_helpers([spec for _, spec in specs if isinstance(spec, CsvData)])
     keys = ", ".join(f"data.{split}.path" for split in paths)
     return DataPlan(data_dir, keys, helpers, functions, uses)
 
@@ -177,6 +210,9 @@ def _split(
     shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
     # a buffered shuffle happens after the maps (_with_pipelines), not in the source
     source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
+    # Dataset.split takes the rows in file order: they are shuffled after it
+    split_rows = isinstance(spec, CsvData) and spec.split is not None
+    source_shuffle = source_shuffle and not split_rows
     values: dict[str, str] = {
         "batch_size": literal(spec.batch_size),
         "drop_remainder": literal(spec.drop_remainder),
@@ -189,7 +225,7 @@ def _split(
     if spec.kind != "import" and workers:
         args += workers
     num_samples = getattr(spec, "num_samples", None)
-    if num_samples and spec.kind in UINT8_SOURCES:
+    if num_samples and spec.kind in FILE_SOURCES:
         values["num_samples"] = literal(num_samples)
         args += f", num_samples={_hole('num_samples')}"
     if sharded and spec.kind != "import":
@@ -223,6 +259,10 @@ def _split(
         values["usage"] = literal(spec.usage)
         loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
         source = f"{loader}(str({_hole('path')}), usage={_hole('usage')}, {args})"
+    elif isinstance(spec, CsvData):
+        values["path"] = _path_expr(paths[split], data_dir)
+        delimiter = f"field_delim={literal(spec.field_delim)}, " if spec.field_delim != "," else ""
+        source = f"ds.CSVDataset(str({_hole('path')}), {delimiter}{args})"
     else:
         assert isinstance(spec, ImageFolderData)
         values["path"] = _path_expr(paths[split], data_dir)
@@ -236,7 +276,7 @@ def _split(
         source_call=source,
         factory=factory,
         shard_after=sharded and factory is not None,
-        shuffle_after=shuffle and factory is not None,
+        shuffle_after=shuffle and (factory is not None or split_rows),
         column_ops=_fixed_ops(spec),
         label_cast=spec.kind in ("mnist", "cifar10"),
         one_hot=(),
@@ -246,7 +286,8 @@ def _split(
         drop_remainder=_hole("drop_remainder"),
         batch_ops=(),
         workers=workers,
-        modules=("vision",) if _fixed_ops(spec) else (),
+        modules=("vision",) if _fixed_ops(spec) else ("text",) if _reads_classes(spec) else (),
+        csv=_csv_steps(cfg, spec) if isinstance(spec, CsvData) else None,
     )
     variable = f"{split}_dataset"
     use_call = f"{fn.name}(num_shards=group_size, shard_id=rank)" if sharded else f"{fn.name}()"
@@ -258,6 +299,47 @@ def _split(
         check_empty=factory is not None and split == "train",
     )
     return _Split(fn, values, use)
+
+
+def _reads_classes(spec: DatasetSpec) -> bool:
+    """A csv source with a class-index column (text.ToNumber)."""
+    return isinstance(spec, CsvData) and any(isinstance(v, str) for v in spec.columns.values())
+
+
+def _csv_steps(cfg: Config, spec: CsvData) -> CsvSteps:
+    """The split, the dropped rows and one map per batch column; project() orders the batch's columns."""
+    split, comment = None, ""
+    if spec.split is not None:
+        fractions = split_fractions(spec.test_fraction)
+        part = 0 if spec.split == "train" else 1
+        split = f"dataset.split({literal(list(fractions))}, randomize=False)[{part}]"
+        comment = f"the {'first' if part == 0 else 'last'} {fractions[part]:.0%} of the rows"
+    fill = spec.missing.fill if isinstance(spec.missing, FillMissing) else None
+    maps = []
+    for name, value in spec.columns.items():
+        if isinstance(value, str):
+            op, same = "text.ToNumber(ms.int32)", value == name
+        else:
+            op = "to_vector" if fill is None else f"lambda *cells: to_vector_filled(cells, {literal(fill)})"
+            same = value == [name]
+        output = "" if same else f", output_columns={literal([name])}"
+        maps.append(CsvMap(op, f"input_columns={literal(value)}{output}"))
+    keep = literal(list(spec.csv_columns())) if spec.missing == "drop" else None
+    return CsvSteps(split, comment, keep, tuple(maps), literal(list(spec.columns)))
+
+
+def _csv_helpers(specs: Sequence[CsvData]) -> tuple[str, ...]:
+    """The cell conversions the csv sources call (CSV_HELPERS, in that order)."""
+    used = set()
+    for spec in specs:
+        fills = isinstance(spec.missing, FillMissing)
+        if spec.vectors():
+            used.add("to_vector_filled" if fills else "to_vector")
+        if fills and spec.vectors() or spec.missing == "drop":
+            used.add("to_number")
+        if spec.missing == "drop":
+            used.add("is_complete")
+    return tuple(name for name in CSV_HELPERS if name in used)
 
 
 def _workers(cfg: Config, spec: DatasetSpec) -> str:

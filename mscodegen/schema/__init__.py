@@ -13,7 +13,7 @@ from pydantic import Field
 
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import RUN_NAME_PATTERN, Section
-from mscodegen.schema.data import Data, Dataset, ImportedData
+from mscodegen.schema.data import CsvData, Data, Dataset, ImportedData
 from mscodegen.schema.ema import Ema
 from mscodegen.schema.network import Network
 from mscodegen.schema.optim import ConstantLR, Loss, LossSection, LRSchedule, Optimizer
@@ -34,6 +34,10 @@ def image_shape_of(
     """
     if isinstance(dataset, ImportedData):
         return tuple(dataset.image_shape) if dataset.image_shape else None  # type: ignore[return-value]
+    if isinstance(dataset, CsvData):
+        # the builtin mlp flattens its input: a vector of n cells is [1, 1, n]
+        first = next(iter(dataset.columns.values()))
+        return (1, 1, len(first)) if isinstance(first, list) else None
     if dataset.kind == "synthetic":
         return tuple(dataset.image_shape)  # type: ignore[return-value]
     native = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar10": (3, 32, 32), "image_folder": None}[

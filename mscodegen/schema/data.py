@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, model_validator
@@ -244,8 +245,92 @@ class ImportedData(_Loader):
     )
 
 
+class FillMissing(Section):
+    """Put a value in every float cell that holds no number."""
+
+    fill: float = Field(description="The value, e.g. 0.0.")
+
+
+CsvColumn = Annotated[
+    Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    | Annotated[str, Field(min_length=1)],
+    Field(
+        description=(
+            "CSV column names from the header: a list gives one float32 vector of their cells per row (features, "
+            "or a regression target such as `[progression]`); one name gives an int32 class index (a "
+            "classification label)."
+        )
+    ),
+]
+
+
+class CsvData(_FileLoader):
+    """A table in a CSV file whose first row names the columns (ds.CSVDataset); the batch's columns are
+    made from CSV columns chosen by name."""
+
+    kind: Literal["csv"]
+    path: str = Field(
+        description="The CSV file, relative to the config file or absolute; its first row (the header) names the columns."
+    )
+    columns: Annotated[dict[Identifier, CsvColumn], Field(min_length=1)] = Field(
+        description=(
+            "The batch's columns, in the order data.inputs then data.labels, each made from CSV columns: "
+            "`features: [age, bmi, bp]` (a float32 vector), `target: [progression]` (a float32 vector of one "
+            "value, for a regression loss), `label: diagnosis` (an int32 class index, for a classification loss)."
+        )
+    )
+    missing: Literal["error", "drop"] | FillMissing = Field(
+        "error",
+        description=(
+            "A cell that holds no number (empty, text, NaN or infinite): `error` stops the run at it (validate "
+            "reports such cells first), `drop` drops its row, `{fill: 0.0}` puts the value in the float32 columns "
+            "(a class-index cell must still be a whole number)."
+        ),
+    )
+    split: Literal["train", "test"] | None = Field(
+        None,
+        description=(
+            "Read a part of the file (Dataset.split, in file order): `train` the first 1 - test_fraction of the "
+            "rows, `test` the rest. Default: every row."
+        ),
+    )
+    test_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.2, description="With split: the last test_fraction of the rows form the test split."
+    )
+    field_delim: Annotated[str, Field(min_length=1, max_length=1)] = Field(
+        ",", description="The character between cells (CSVDataset's field_delim), e.g. a tab."
+    )
+
+    @model_validator(mode="after")
+    def _split_options(self) -> CsvData:
+        if "test_fraction" in self.model_fields_set and self.split is None:
+            raise ValueError("test_fraction applies to a split: set split: train or split: test")
+        if self.field_delim in ('"', "\r", "\n"):
+            raise ValueError(f"field_delim cannot be {self.field_delim!r} (CSVDataset rejects it)")
+        return self
+
+    def vectors(self) -> dict[str, list[str]]:
+        """The float32 vector columns: batch column -> CSV columns."""
+        return {name: value for name, value in self.columns.items() if isinstance(value, list)}
+
+    def class_columns(self) -> tuple[str, ...]:
+        """The CSV columns read as class indices."""
+        return tuple(value for value in self.columns.values() if isinstance(value, str))
+
+    def csv_columns(self) -> tuple[str, ...]:
+        """Every CSV column read, in the order `columns` names them."""
+        return tuple(
+            c for value in self.columns.values() for c in ([value] if isinstance(value, str) else value)
+        )
+
+
+def split_fractions(test_fraction: float) -> tuple[float, float]:
+    """[train, test] for Dataset.split, the train part computed in decimal: 1 - 0.7 is 0.3, not 0.30000000000000004."""
+    return float(Decimal(1) - Decimal(repr(test_fraction))), test_fraction
+
+
 Dataset = Annotated[
-    SyntheticData | DigitsData | MnistData | Cifar10Data | ImageFolderData | ImportedData,
+    SyntheticData | DigitsData | MnistData | Cifar10Data | ImageFolderData | ImportedData | CsvData,
     Field(discriminator="kind"),
 ]
 
@@ -276,7 +361,8 @@ class Data(Section):
 
 
 def columns_of(spec: object) -> tuple[str, ...]:
-    """The columns a source yields, in order: an imported source's `columns`, else image and label."""
+    """The columns a source yields, in order: an imported source's `columns`, a csv source's `columns` keys,
+    else image and label."""
     return tuple(getattr(spec, "columns", BUILTIN_COLUMNS))
 
 

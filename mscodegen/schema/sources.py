@@ -1,6 +1,7 @@
 """What the config alone (plus a cheap look at data files) tells about a dataset: classes, samples.
 
-Nothing here reads more than a file header or a directory listing, and nothing imports MindSpore:
+Nothing here reads more than a file header, a directory listing or (CSV) the first csv_files.MAX_ROWS
+rows, and nothing imports MindSpore:
 `mscodegen validate` uses these counts to catch empty epochs and out-of-range labels statically.
 """
 
@@ -10,7 +11,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mscodegen.schema.data import Cifar10Data, DigitsData, ImageFolderData, MnistData, SyntheticData
+from mscodegen.schema.csv_files import TableError, read_table
+from mscodegen.schema.data import (
+    Cifar10Data,
+    CsvData,
+    DigitsData,
+    ImageFolderData,
+    MnistData,
+    SyntheticData,
+    split_fractions,
+)
 
 DIGITS_TOTAL = 1797  # sklearn.datasets.load_digits
 CIFAR10_RECORD = 1 + 32 * 32 * 3  # one label byte, then the 3x32x32 image
@@ -68,7 +78,70 @@ def _source_samples(spec: object, config_dir: Path) -> Count | None:
         return _cifar10_samples(spec, config_dir / spec.path)
     if isinstance(spec, ImageFolderData):
         return _image_folder_samples(config_dir / spec.path)
+    if isinstance(spec, CsvData):
+        return _csv_samples(spec, config_dir)
     return None
+
+
+def split_sizes(rows: int, fractions: tuple[float, float]) -> tuple[int, int] | None:
+    """The rows Dataset.split(fractions) gives each part, or None where it raises (a part rounds to 0 rows).
+
+    As mindspore/dataset/engine/datasets.py `_get_absolute_split_sizes` computes them: round each part,
+    then give the first part what is missing, or take the surplus from the first part that keeps a row.
+    """
+    sizes = [int(round(f * rows)) for f in fractions]
+    if rows <= 0 or 0 in sizes:
+        return None
+    difference = rows - sum(sizes)
+    if difference > 0:
+        sizes[0] += difference
+    else:
+        for i, size in enumerate(sizes):
+            if size + difference > 0:
+                sizes[i] += difference
+                break
+    return sizes[0], sizes[1]
+
+
+def csv_rows(spec: CsvData, rows: int) -> tuple[int, int] | None:
+    """The [start, stop) of the file's first `rows` rows that spec reads, or None: its split is empty."""
+    if spec.num_samples is not None:
+        rows = min(rows, spec.num_samples)
+    if spec.split is None or rows == 0:
+        return 0, rows
+    sizes = split_sizes(rows, split_fractions(spec.test_fraction))
+    if sizes is None:
+        return None
+    return (0, sizes[0]) if spec.split == "train" else (sizes[0], rows)
+
+
+def _csv_samples(spec: CsvData, config_dir: Path) -> Count | None:
+    """The rows of the split, less those `missing: drop` drops; known when the file was read to its end
+    (or num_samples caps the rows read)."""
+    try:
+        table = read_table(config_dir / spec.path, spec.field_delim, spec.csv_columns(), spec.class_columns())
+    except (OSError, TableError):
+        return None
+    if not table.whole and (spec.num_samples is None or spec.num_samples > table.rows):
+        return None
+    span = csv_rows(spec, table.rows)
+    if span is None:
+        return None  # Dataset.split raises: rules/tables.py reports it at test_fraction
+    start, stop = span
+    rows = min(table.rows, spec.num_samples or table.rows)
+    capped = rows < table.rows
+    if spec.split:
+        why = (
+            f"the {spec.split} split of {spec.path}: {stop - start} of its first {rows} rows (num_samples)"
+            if capped
+            else f"the {spec.split} split of {spec.path}: {stop - start} of its {rows} rows"
+        )
+    else:
+        why = f"{spec.path} has {table.rows} rows" + (f", num_samples reads {rows}" if capped else "")
+    if spec.missing != "drop":
+        return Count(stop - start, why)
+    kept = table.complete_rows(start, stop)
+    return Count(kept, f"{why}, {stop - start - kept} dropped by missing: drop")
 
 
 def _usages(usage: str) -> tuple[str, ...]:

@@ -3,10 +3,11 @@
 Each rule returns problems as (key path, message) so that the error points at the key to change, with
 its line in the YAML file. Each rule names the sections it reads: when a section fails the schema, the
 rules that do not read it still run (every problem at once). The rules live by concern: training,
-data, network (registered on import) and modules (the file system and the user's own modules).
+data, network, tables (CSV sources; registered on import) and modules (the file system and the user's
+own modules).
 """
 
-from mscodegen.schema.rules import data, network, training  # noqa: F401  (registers their rules)
+from mscodegen.schema.rules import data, network, tables, training  # noqa: F401  (registers their rules)
 from mscodegen.schema.rules._registry import SECTIONS, cross_section_problems
 from mscodegen.schema.rules.modules import file_problems, identifier_problems, weight_file_problems
 from mscodegen.schema.rules.network import REGRESSION_LOSSES

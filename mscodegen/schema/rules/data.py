@@ -11,6 +11,7 @@ from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     BUILTIN_COLUMNS,
+    CsvData,
     Dataset,
     ImportedData,
     columns_of,
@@ -242,7 +243,8 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         if spec is None:
             continue
         have = columns_of(spec)
-        where: KeyPath = ("data", split, "columns") if isinstance(spec, ImportedData) else ("data", split)
+        listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
+        where: KeyPath = ("data", split, "columns") if listed else ("data", split)
         if isinstance(spec, ImportedData):
             for i, column in enumerate(have):
                 why = column_collision(python_name(column))
@@ -253,10 +255,15 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         source = f"data.{split} ({spec.kind})"
         for at, column in named:
             if column not in have:
+                unnamed = [c for c in have if c not in wanted]
+                hint = did_you_mean(column, unnamed)
+                if (
+                    not hint and unnamed and at[1] not in data.model_fields_set
+                ):  # the default [image] or [label]
+                    hint = f"; data.{at[1]} is [{column}] unless the config says otherwise, e.g. data.{at[1]}: [{unnamed[0]}]"
                 yield (
                     at,
-                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
-                    + did_you_mean(column, [c for c in have if c not in wanted]),
+                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint,
                 )
         missing = [c for c in have if c not in wanted]
         if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above

@@ -136,6 +136,12 @@ def weight_file_problems(cfg: Config, config_dir: Path) -> list[Violation]:
 
 
 def _data_dir_problems(dataset: Any, at: KeyPath, config_dir: Path) -> list[Violation]:
+    if dataset.kind == "csv":
+        file = config_dir / dataset.path
+        if file.is_file():
+            return []
+        what = "is a directory, not a CSV file" if file.is_dir() else "does not exist"
+        return [(at + ("path",), f"file {dataset.path!r} {what} (looked in {file})")]
     directory = config_dir / dataset.path
     if not directory.is_dir():
         return [(at + ("path",), f"directory {dataset.path!r} does not exist (looked in {directory})")]

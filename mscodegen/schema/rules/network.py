@@ -9,6 +9,7 @@ from mscodegen.catalog import pipeline
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
+    CsvData,
     ImageFolderData,
     ImportedData,
     fixed_transforms,
@@ -48,9 +49,13 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
             "builtin networks expect CHW images; keep it true",
         )
     shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
+    if shape is None and isinstance(cfg.data.train, CsvData):
+        return  # its first column is no vector: rules/tables.py says so
     if shape is None:
         yield ("network",), f"builtin {net.name} needs the input shape: " + _input_shape_hint(cfg, config_dir)
-    elif net.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE:
+    elif (
+        net.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE and not isinstance(cfg.data.train, CsvData)
+    ):
         yield (
             ("network", "name"),
             (
@@ -83,7 +88,7 @@ def _input_shape_hint(cfg: Config, config_dir: Path | None) -> str:
     )
 
 
-def _network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
+def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
     """network's output size and the key that sets it, when known."""
     net = cfg.network
     if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
@@ -101,7 +106,7 @@ def _classifies(cfg: Config) -> bool:
 @rule("network", "data", "loss")
 def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """Labels the loss cannot take: beyond network.num_classes (an error, or an inf loss when equal)."""
-    known = _network_classes(cfg)
+    known = network_classes(cfg)
     if known is None or not _classifies(cfg):
         return
     classes, key = known
@@ -122,7 +127,7 @@ def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 @rule("network", "eval")
 def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
-    known = _network_classes(cfg)
+    known = network_classes(cfg)
     if known is None or cfg.eval is None:
         return
     classes = known[0]
@@ -140,7 +145,7 @@ def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
-    if isinstance(spec, ImportedData):
+    if isinstance(spec, ImportedData | CsvData):  # their labels are what the config says (rules/tables.py)
         return
     if cfg.loss.name in REGRESSION_LOSSES:
         yield (
@@ -173,7 +178,7 @@ def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
             f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
             f"{after(cfg.data.train)}",
         )
-    if isinstance(net, MindcvNetwork):
+    if isinstance(net, MindcvNetwork) and not isinstance(cfg.data.train, CsvData):  # rules/tables.py
         in_channels = 3
         key: KeyPath = ("network",)
         for name, value in net.kwargs.items():
