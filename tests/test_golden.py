@@ -68,25 +68,19 @@ def test_golden_scripts_parse_are_black_stable_and_ruff_clean(config):
 def test_generation_is_deterministic_across_hash_seeds(tmp_path):
     outputs = []
     out = tmp_path / "out"  # the same path every time: it is printed in the scripts' headers
+    # one process per seed generates every example (PYTHONHASHSEED is read when Python starts)
+    script = (
+        "import sys\nfrom mscodegen.cli import main\n"
+        "for config, out in zip(sys.argv[1::2], sys.argv[2::2]):\n"
+        "    assert main(['new', config, '--out', out]) == 0, config\n"
+    )
+    pairs = [arg for config in EXAMPLES for arg in (str(config.relative_to(REPO)), str(out / config.stem))]
     for seed in ("0", "1", "12345"):
         shutil.rmtree(out, ignore_errors=True)
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        for config in EXAMPLES:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "mscodegen",
-                    "new",
-                    str(config.relative_to(REPO)),
-                    "--out",
-                    str(out / config.stem),
-                ],
-                cwd=REPO,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
+        subprocess.run(
+            [sys.executable, "-c", script, *pairs], cwd=REPO, env=env, check=True, capture_output=True
+        )
         outputs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] and outputs[0] == outputs[1] == outputs[2]
 
