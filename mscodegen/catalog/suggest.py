@@ -7,11 +7,14 @@ from collections.abc import Iterable
 
 
 def close_matches(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
-    """Up to `n` choices most like `word`: a case-insensitive equal first, then difflib's closest
-    (as typed, then ignoring case), without repeats."""
+    """Up to `n` choices most like `word`: a case-insensitive equal first, then the one it abbreviates
+    (`acc` for accuracy, from 3 letters on), then difflib's closest (as typed, then ignoring case),
+    without repeats."""
     options = sorted(set(choices))
     lower = {c.lower(): c for c in options}
     found = [c for c in options if c.lower() == word.lower()]
+    if len(word) >= 3:
+        found += [c for c in options if c.lower().startswith(word.lower())][:1]
     found += difflib.get_close_matches(word, options, n=n)
     found += [lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=n)]
     unique = list(dict.fromkeys(found))
