@@ -68,6 +68,7 @@ class DatasetFn:
     batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
     workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
+    workers_line: str | None  # num_workers above 1: `workers = min(N, os.cpu_count())`, the function's first
 
     @property
     def factory_keys(self) -> str:
@@ -185,7 +186,7 @@ def _split(
     if spec.kind != "import":
         values["shuffle"] = literal(source_shuffle)
         args = f"shuffle={_hole('shuffle')}"
-    workers = _workers(cfg, spec)
+    workers, workers_line = _workers(cfg, spec)
     if spec.kind != "import" and workers:
         args += workers
     num_samples = getattr(spec, "num_samples", None)
@@ -247,6 +248,7 @@ def _split(
         batch_ops=(),
         workers=workers,
         modules=("vision",) if _fixed_ops(spec) else (),
+        workers_line=workers_line,
     )
     variable = f"{split}_dataset"
     use_call = f"{fn.name}(num_shards=group_size, shard_id=rank)" if sharded else f"{fn.name}()"
@@ -260,17 +262,23 @@ def _split(
     return _Split(fn, values, use)
 
 
-def _workers(cfg: Config, spec: DatasetSpec) -> str:
+def _workers(cfg: Config, spec: DatasetSpec) -> tuple[str, str | None]:
     """num_parallel_workers only where it matters: set in the config, or ops that run in Python
-    (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8)."""
+    (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8).
+
+    More than one worker is capped at the CPU count where the script runs: MindSpore refuses more
+    (mindcv's recipes ask for 8 or 16), so the function starts with `workers = min(N, os.cpu_count())`.
+    """
     if "num_workers" in spec.model_fields_set:
-        return f", num_parallel_workers={spec.num_workers}"
+        if spec.num_workers == 1:
+            return ", num_parallel_workers=1", None
+        return ", num_parallel_workers=workers", f"workers = min({spec.num_workers}, os.cpu_count())"
     transforms = getattr(spec, "transforms", None)
     python_ops = isinstance(transforms, dict) and any(
         pipeline.python_only(entries or []) for entries in transforms.values()
     )
     batch = any(n == pipeline.MINDCV_MIXUP for n in pipeline.names(spec.batch_transforms))
-    return ", num_parallel_workers=1" if python_ops or batch else ""
+    return (", num_parallel_workers=1" if python_ops or batch else ""), None
 
 
 def _fixed_ops(spec: DatasetSpec) -> tuple[ColumnOps, ...]:
@@ -361,8 +369,10 @@ def _fill(fn: DatasetFn, values: dict[str, str], params: Sequence[str]) -> Datas
         return text
 
     return replace(
+    maps = fn.column_ops or fn.one_hot or fn.batch_ops
         fn,
         arrays_call=fill(fn.arrays_call) if fn.arrays_call else None,
+        workers_line=fn.workers_line if maps or fn.workers in fn.source_call else None,
         source_call=fill(fn.source_call),
         shuffle_buffer=fill(fn.shuffle_buffer) if fn.shuffle_buffer else None,
         batch_expr=fill(fn.batch_expr),
