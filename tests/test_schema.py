@@ -68,7 +68,8 @@ def test_minimal_config_gets_every_default(tmp_path: Path) -> None:
     assert cfg.eval is None and cfg.data.eval is None
     assert cfg.callbacks.checkpoint is None
     train = cfg.data.train
-    assert (train.batch_size, train.shuffle, train.drop_remainder, train.num_workers) == (32, None, True, 1)
+    # shuffle and drop_remainder: None, each split's default (true for train, false for eval)
+    assert (train.batch_size, train.shuffle, train.drop_remainder, train.num_workers) == (32, None, None, 1)
     assert (cfg.optimizer.lr, cfg.optimizer.momentum, cfg.optimizer.weight_decay) == (0.01, 0.9, 0.0)
 
 

@@ -24,6 +24,7 @@ from mscodegen.schema.data import (
     MnistData,
     ShuffleBuffer,
     _Loader,
+    drops_remainder,
     fixed_transforms,
     pipelines_of,
 )
@@ -67,8 +68,8 @@ class DatasetFn:
     drop_remainder: str
     batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
     workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
-    modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
     workers_line: str | None  # num_workers above 1: `workers = min(N, os.cpu_count())`, the function's first
+    modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
 
     @property
     def factory_keys(self) -> str:
@@ -180,7 +181,7 @@ def _split(
     source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
     values: dict[str, str] = {
         "batch_size": literal(spec.batch_size),
-        "drop_remainder": literal(spec.drop_remainder),
+        "drop_remainder": literal(drops_remainder(spec, split)),
     }
     args = ""
     if spec.kind != "import":
@@ -247,8 +248,8 @@ def _split(
         drop_remainder=_hole("drop_remainder"),
         batch_ops=(),
         workers=workers,
-        modules=("vision",) if _fixed_ops(spec) else (),
         workers_line=workers_line,
+        modules=("vision",) if _fixed_ops(spec) else (),
     )
     variable = f"{split}_dataset"
     use_call = f"{fn.name}(num_shards=group_size, shard_id=rank)" if sharded else f"{fn.name}()"
@@ -368,11 +369,11 @@ def _fill(fn: DatasetFn, values: dict[str, str], params: Sequence[str]) -> Datas
             text = text.replace(_hole(name), name if name in params else value)
         return text
 
-    return replace(
     maps = fn.column_ops or fn.one_hot or fn.batch_ops
+    return replace(
         fn,
-        arrays_call=fill(fn.arrays_call) if fn.arrays_call else None,
         workers_line=fn.workers_line if maps or fn.workers in fn.source_call else None,
+        arrays_call=fill(fn.arrays_call) if fn.arrays_call else None,
         source_call=fill(fn.source_call),
         shuffle_buffer=fill(fn.shuffle_buffer) if fn.shuffle_buffer else None,
         batch_expr=fill(fn.batch_expr),
