@@ -441,7 +441,7 @@ def test_drop_and_fill(tmp_path: Path) -> None:
     source = function_source(model, "create_train_dataset")
     assert (
         '    dataset = dataset.filter(\n        is_complete,\n        input_columns=["radius", "texture", "area", '
-        '"diagnosis"],\n        num_parallel_workers=2,\n    )' in source
+        '"diagnosis"],\n        num_parallel_workers=workers,\n    )' in source
     )
     assert [
         name
@@ -493,7 +493,7 @@ def test_two_files_share_one_function_and_data_dir(tmp_path: Path) -> None:
     assert "dataset=ds.CSVDataset(str(path),shuffle=True,num_samples=4)" in squash(
         function_source(model, "create_dataset")
     )
-    assert 'train_dataset = create_dataset(DATA_DIR / "train.csv")' in model
+    assert 'train_dataset = create_dataset(DATA_DIR / "train.csv", drop_remainder=True)' in model
     tabs = config.replace("field_delim: ','", 'field_delim: "\\t"')
     (tmp_path / "data" / "test.csv").write_text(TABLE.replace(",", "\t"), encoding="utf-8")
     model = scripts(tmp_path, tabs)["train_model.py"]

@@ -6,6 +6,7 @@ converted file is read back with yaml and must pass `load_config` (schema, rules
 
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -18,8 +19,16 @@ from PIL import Image
 
 from mscodegen.cli import main
 from mscodegen.config.load import load_config
+from mscodegen.run.parity import generate_both
 
-from conftest import run_both
+from conftest import UNTIL_OPTIMIZER, run_both
+
+# weight_decay_filter norm_and_bias, exactly: no decay for names containing beta, gamma or bias (mindcv's
+# init_group_params), every other parameter decayed
+NORM_AND_BIAS = {
+    "decay_filter": "every_parameter",
+    "groups": [{"params": ["*beta*", "*gamma*", "*bias*"], "weight_decay": 0.0}],
+}
 
 RESNET18_RECIPE = """\
 # system
@@ -282,7 +291,7 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
         "momentum": 0.9,
         "nesterov": False,
         "weight_decay": 0.0001,
-        "decay_filter": "no_norm_no_bias",
+        **NORM_AND_BIAS,
     }
     assert config["lr_schedule"] == {
         "kind": "warmup_cosine",
@@ -453,7 +462,7 @@ def test_recipe_that_maps_completely_exits_0(tmp_path: Path, capsys) -> None:
         "momentum": 0.9,  # config.py's default momentum goes to nn.SGD too
         "nesterov": False,
         "weight_decay": 0.0005,
-        "decay_filter": "no_norm_no_bias",
+        **NORM_AND_BIAS,
     }
     # step_decay every 3 epochs over 8: lr x 0.5 from epoch 3 and from epoch 6 (0-based)
     assert config["lr_schedule"] == {"kind": "piecewise", "milestones": [3, 6], "gamma": 0.5}
@@ -520,9 +529,8 @@ def test_unknown_and_legacy_keys(tmp_path: Path, capsys) -> None:
     code, err, _ = run(recipe, tmp_path / "out.yaml", capsys)
     assert code == 1
     assert err == ["not converted: my_own_flag = 3 (not an argument of mindcv 0.3.0's config.py)"]
-    assert (
-        yaml.safe_load((tmp_path / "out.yaml").read_text())["optimizer"]["decay_filter"] == "no_norm_no_bias"
-    )
+    optimizer = yaml.safe_load((tmp_path / "out.yaml").read_text())["optimizer"]
+    assert {key: optimizer[key] for key in NORM_AND_BIAS} == NORM_AND_BIAS
 
 
 def test_relative_data_dir_is_rewritten_relative_to_the_output(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -655,7 +663,7 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
                     "name": "momentum",
                     "lr": 0.05,
                     "weight_decay": 0.0005,
-                    "decay_filter": "no_norm_no_bias",
+                    **NORM_AND_BIAS,
                 }
             },
         ),
@@ -697,7 +705,7 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
                     "beta1": 0.9,
                     "beta2": 0.99,
                     "weight_decay": 0.1,
-                    "decay_filter": "no_norm_no_bias",  # the recipe's weight_decay_filter
+                    **NORM_AND_BIAS,  # the recipe's weight_decay_filter
                 }
             },
         ),
@@ -1067,3 +1075,46 @@ def test_ema_is_converted_with_mindcvs_warm_up_and_sink_mode_off(tmp_path: Path,
     )
     assert "ema" not in findings(err, "not converted")
     load_config(out)
+
+
+MINDCV_DECAYED = """
+import json, sys
+from mindcv.models import create_model
+from mindcv.optim.optim_factory import init_group_params
+
+model = create_model(sys.argv[1], num_classes=1000, drop_path_rate=0.1)
+groups = init_group_params(model.trainable_params(), 0.05, "norm_and_bias", model.no_weight_decay())
+print(json.dumps([p.name for p in groups[0]["params"]]))
+"""
+DECAY_PROBE = (
+    UNTIL_OPTIMIZER
+    + """
+decayed = [p.name for p, flag in zip(optimizer.parameters, optimizer.decay_flags) if flag]
+print(json.dumps(decayed))
+"""
+)
+
+
+@pytest.mark.slow
+def test_vit_norm_and_bias_decays_exactly_what_mindcv_decays(tmp_path: Path, capsys) -> None:
+    """Issue 22: mindcv also exempts the model's no_weight_decay() (pos_embed, cls_token), and every name
+    containing beta, gamma or bias. The converted config's script decays the same 50 of 152 parameters."""
+    recipe = tmp_path / "vit.yaml"
+    recipe.write_text(
+        VIT_RECIPE.format(data_dir=imagenet_like(tmp_path)).replace('"auto"', '"norm_and_bias"')
+    )
+    code, err, _ = run(recipe, tmp_path / "cfg.yaml", capsys)
+    assert not [line for line in err if "weight_decay" in line], err  # converted, not approximated
+    script = generate_both(tmp_path / "cfg.yaml", tmp_path / "out")["native"]
+    (tmp_path / "probe.py").write_text(DECAY_PROBE)
+    (tmp_path / "mindcv_decayed.py").write_text(MINDCV_DECAYED)
+    outputs = []
+    for args in (["probe.py", str(script)], ["mindcv_decayed.py", "vit_b_32_224"]):
+        done = subprocess.run(
+            [sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    ours, theirs = outputs
+    assert sorted(ours) == sorted(theirs)
+    assert len(theirs) == 50 and "pos_embed" not in theirs and "cls_token" not in theirs

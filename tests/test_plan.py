@@ -404,9 +404,10 @@ def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str
     loaded = full_config(tmp_path, case)
     plan = plan_of(loaded, variant)
     constants = [(c.name, c.value, c.key) for group in plan.shared.constants for c in group]
-    # checkpoints make the run resumable: the config's sha256 comes first, with no key of its own
+    # checkpoints make the run resumable: the config's sha256 and the run's id come first, with no key
     assert constants[0] == ("CONFIG_SHA256", f'"{loaded.sha256}"', "")
-    assert constants[1:] == FULL_CASES[case][1]
+    assert constants[1][0] == "RUN_ID" and "os.getpid()" in constants[1][1]
+    assert constants[2:] == FULL_CASES[case][1]
 
 
 def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:

@@ -53,6 +53,41 @@ def make_data(num=64):
 """
 
 
+# More configs of captured texts (tests/preflight_texts/capture.py runs them).
+NETKWARG_CONFIG = CONFIG.replace(
+    "  kind: builtin\n  name: lenet5\n  num_classes: 10\n  input_shape: [1, 32, 32]\n",
+    "  kind: mindcv\n  name: resnet18\n  num_classes: 10\n  kwargs: {drop_rat: 0.1}\n",
+)
+BROKEN_METRIC = """
+
+class Broken(nn.Metric):
+    def clear(self):
+        pass
+
+    def update(self, *inputs):
+        raise ValueError("the metric cannot take these outputs")
+
+    def eval(self):
+        return 0.0
+""".replace("class Broken", "from mindspore import nn\n\n\nclass Broken")
+METRIC_CONFIG = CONFIG + "eval:\n  metrics:\n  - {name: import, class: 'mydata:Broken', key: broken}\n"
+SOFT_LOSS = """
+
+def soft_loss():
+    from mindspore import nn
+
+    return nn.BCEWithLogitsLoss()
+"""
+ACCURACY_CONFIG = CONFIG + (
+    "loss: {kind: import, path: 'mydata:soft_loss'}\neval:\n  metrics: [{name: accuracy}, {name: loss}]\n"
+)
+WORKERS_CONFIG = CONFIG.replace(
+    "    factory: mydata:make_data\n    batch_size: 16\n  eval",
+    "    factory: mydata:make_data\n    batch_size: 16\n    num_workers: 64\n"
+    "    transforms: {image: [{HWC2CHW: {}}]}\n  eval",
+)
+
+
 @pytest.fixture
 def loaded(tmp_path: Path) -> LoadedConfig:
     (tmp_path / "mydata.py").write_text(factory("(num, 1, 32, 32)", "np.zeros(num, np.int32)"))
@@ -355,3 +390,51 @@ def test_validate_help_says_what_run_costs(capsys: pytest.CaptureFixture[str]) -
         and "each variant imports MindSpore, compiles the network and trains one batch" in text
     )
     assert "temporary directory" in text and "the output directory is never touched" in text
+
+
+def _loaded(tmp_path: Path, config: str, module: str) -> LoadedConfig:
+    (tmp_path / "mydata.py").write_text(module)
+    (tmp_path / "cfg.yaml").write_text(config)
+    return load_config(tmp_path / "cfg.yaml")
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_a_misspelt_mindcv_kwarg_maps_to_that_kwarg(tmp_path: Path, variant: str) -> None:
+    """network.kwargs {drop_rat: 0.1} of mindcv's resnet18: mindcv raises in create_model (issue 22)."""
+    cfg = _loaded(tmp_path, NETKWARG_CONFIG, factory("(num, 3, 32, 32)", "np.zeros(num, np.int32)"))
+    key, line, _, message = located(
+        RunResult(variant, 1, "", captured(f"netkwarg_{variant}.stderr.txt")), cfg
+    )
+    assert (key, line) == ("network.kwargs.drop_rat", 5)
+    assert "network takes no such keyword argument" in message and "'drop_rat'" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_an_imported_metric_that_raises_maps_to_that_metric(tmp_path: Path, variant: str) -> None:
+    """Its module also holds the dataset factory: the frame's function (update) tells them apart."""
+    module = factory("(num, 1, 32, 32)", "np.zeros(num, np.int32)") + BROKEN_METRIC
+    cfg = _loaded(tmp_path, METRIC_CONFIG, module)
+    key, line, _, message = located(RunResult(variant, 1, "", captured(f"metric_{variant}.stderr.txt")), cfg)
+    assert (key, line) == ("eval.metrics[0].class", 19)
+    assert "the metric cannot take these outputs" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_mindspores_metric_failing_maps_to_that_metric(tmp_path: Path, variant: str) -> None:
+    """accuracy on float multi-label targets (an imported loss: no static rule knows its targets)."""
+    module = factory("(num, 1, 32, 32)", "rng.random((num, 10), dtype=np.float32)") + SOFT_LOSS
+    cfg = _loaded(tmp_path, ACCURACY_CONFIG, module)
+    key, line, _, message = located(
+        RunResult(variant, 1, "", captured(f"accuracy_{variant}.stderr.txt")), cfg
+    )
+    assert (key, line) == ("eval.metrics[0]", 19)
+    assert "In classification case" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_too_many_workers_map_to_num_workers(tmp_path: Path, variant: str) -> None:
+    """A script edited past its cap (the generated one takes min(N, os.cpu_count()))."""
+    cfg = _loaded(tmp_path, WORKERS_CONFIG, factory("(num, 32, 32, 1)", "np.zeros(num, np.int32)"))
+    key, line, _, message = located(RunResult(variant, 1, "", captured(f"workers_{variant}.stderr.txt")), cfg)
+    assert (key, line) == ("data.train.num_workers", 11)
+    assert "at most this machine's CPU count" in message

@@ -118,6 +118,14 @@ def test_runs_sharing_a_directory_keep_their_own_checkpoints(variant, write_conf
         _run(script, tmp_path / f"s{steps}", "--output-dir", str(out), steps=steps)
     names = {p.name for p in directory.glob("*.ckpt")}
     assert set(first) <= names and {"tiny-998_1.ckpt", "resume-999.ckpt"} <= names
+    # each run wrote under its own prefix, and every checkpoint names its run: one run id per prefix
+    runs: dict[str, set[str]] = {}
+    for path in directory.glob("*.ckpt"):
+        if path.name not in ("tiny-998_1.ckpt", "resume-999.ckpt"):
+            saved = ms.load_checkpoint(str(path))
+            runs.setdefault(path.name.split("-")[0], set()).add(str(saved["run_id"]))
+    assert len(runs) == 3 and all(len(ids) == 1 for ids in runs.values()), runs
+    assert len(set.union(*runs.values())) == 3
     resumed = run_script(
         script,
         tmp_path / "r",
@@ -138,7 +146,11 @@ def test_latest_skips_unreadable_files_and_max_steps_is_checked_before_a_step(wr
         out = tmp_path / variant
         whole = _run(script, out / "whole")
         _run(script, out / "stopped", "--output-dir", str(out / "o"), steps=5)
-        newest = max((out / "o" / "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
+        saved = sorted((out / "o" / "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
+        newest = saved[-1]
+        # steps 4 and 5 written in one clock tick (a coarse file system): the step in the name decides
+        for path in saved:
+            os.utime(path, ns=(newest.stat().st_mtime_ns,) * 2)
         # what a kill during a save leaves (MindSpore writes <name>.tmp, then renames it), and a newer
         # checkpoint that was truncated
         (newest.with_suffix(".tmp")).write_bytes(newest.read_bytes()[:100])
@@ -188,7 +200,10 @@ def test_a_bad_resume_target_is_one_line_and_writes_nothing(write_config, tmp_pa
             proc = _run_raw(script, "--output-dir", str(out), "--resume", target, cwd=tmp_path / variant)
             assert proc.returncode == 1, (target, proc.stderr[-2000:])
             assert "Traceback" not in proc.stderr, (target, proc.stderr[-2000:])
-            assert proc.stderr.strip().splitlines()[-1].startswith("error: --resume"), target
+            last = proc.stderr.strip().splitlines()[-1]
+            assert last.startswith("error: --resume"), target
+            if target != "latest":  # a directory, an empty file, a missing one: what to give instead
+                assert last.endswith("not a checkpoint file; give a .ckpt, or latest"), last
             assert not out.exists(), f"a failed --resume {target} created {out}"
 
 

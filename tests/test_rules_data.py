@@ -287,10 +287,13 @@ parallel: {mode: data_parallel, workers: 4}
 
 def test_eval_smaller_than_one_batch(tmp_path: Path) -> None:
     text = BASE + (
-        "  eval: {kind: synthetic, image_shape: [1, 8, 8], num_samples: 8, batch_size: 16}\n"
+        "  eval: {kind: synthetic, image_shape: [1, 8, 8], num_samples: 8, batch_size: 16, drop_remainder: true}\n"
         "optimizer: {name: momentum}\n"
     )
     assert problems(tmp_path, text) == [("data.eval.batch_size", 4, 79)]
+    # data.eval keeps its last partial batch by default (MindSpore's default): one batch of 8
+    (tmp_path / "kept.yaml").write_text(text.replace(", drop_remainder: true", ""), encoding="utf-8")
+    assert load_config(tmp_path / "kept.yaml").config.data.eval.drop_remainder is None
 
 
 def _mnist(directory: Path, count: int) -> None:

@@ -68,7 +68,8 @@ def test_minimal_config_gets_every_default(tmp_path: Path) -> None:
     assert cfg.eval is None and cfg.data.eval is None
     assert cfg.callbacks.checkpoint is None
     train = cfg.data.train
-    assert (train.batch_size, train.shuffle, train.drop_remainder, train.num_workers) == (32, None, True, 1)
+    # shuffle and drop_remainder: None, each split's default (true for train, false for eval)
+    assert (train.batch_size, train.shuffle, train.drop_remainder, train.num_workers) == (32, None, None, 1)
     assert (cfg.optimizer.lr, cfg.optimizer.momentum, cfg.optimizer.weight_decay) == (0.01, 0.9, 0.0)
 
 
@@ -225,6 +226,11 @@ UNIONS: dict[str, tuple[object, str, dict[str, dict]]] = {
             "f1": {"name": "f1"},
             "mae": {"name": "mae"},
             "mse": {"name": "mse"},
+            "binary_accuracy": {"name": "binary_accuracy"},
+            "binary_precision": {"name": "binary_precision"},
+            "binary_recall": {"name": "binary_recall"},
+            "binary_f1": {"name": "binary_f1"},
+            "auc": {"name": "auc"},
             "top_k": {"name": "top_k", "k": 3},
             "import": {"name": "import", "class": "pkg.metrics:Multi", "key": "multi"},
         },

@@ -54,6 +54,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mscodegen.catalog.signatures import parameters, string_problem
 from mscodegen.catalog.suggest import close_matches
 
 TABLE_FILE = Path(__file__).parent / "data" / "dataset_ops.json"
@@ -116,6 +117,9 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
         elif key in NESTED_PARAMS and param["accepts"] == ["ops"]:
             entries = value if isinstance(value, list) else [value]
             problems += [f"{name}.{key}[{i}]: {msg}" for i, msg in check_pipeline(entries)]
+        elif param["accepts"] == ["literal"]:
+            problem = string_problem(name, key, param["type"], value)
+            problems += [problem] if problem else []
     return problems
 
 
@@ -137,42 +141,6 @@ def check_pipeline(entries: list[object]) -> list[tuple[int, str]]:
 
 
 # ---- refresh: the only code that imports MindSpore and mindcv ------------------------------------------
-
-
-def _literal(value: object) -> tuple[bool, object]:
-    """(True, JSON value) when `value` is a JSON literal (tuples become lists), else (False, None)."""
-    import enum
-
-    if isinstance(value, enum.Enum):  # IntEnum/str enums are not the literal the user writes
-        return False, None
-    if value is None or isinstance(value, (bool, int, str)):
-        return True, value
-    if isinstance(value, float):
-        return value == value and abs(value) != float("inf"), value
-    if isinstance(value, (tuple, list)):
-        items = [_literal(v) for v in value]
-        return all(ok for ok, _ in items), [v for _, v in items]
-    return False, None
-
-
-def _repr(value: object) -> str:
-    import enum
-
-    if isinstance(value, enum.Enum):
-        return f"{type(value).__name__}.{value.name}"
-    if isinstance(value, type):
-        return f"{value.__module__}.{value.__qualname__}"
-    return repr(value)
-
-
-def _doc_types(cls: type) -> dict[str, str]:
-    """The `name (type): ...` entries of the Args section of a class docstring."""
-    import inspect
-    import re
-
-    doc = inspect.cleandoc(cls.__doc__ or "")
-    args = re.split(r"\n(?=\S)", doc.partition("\nArgs:\n")[2])[0]
-    return {m[1]: m[2] for m in re.finditer(r"^    \*{0,2}(\w+) \((.*)\):", args, re.MULTILINE)}
 
 
 def _accepts(name: str, doc_type: str | None, enums: Mapping[str, object]) -> list[str]:
@@ -207,22 +175,9 @@ def _op(cls: type, module: str, enums: Mapping[str, object], input_kind: str | N
     import re
 
     bases = {b.__name__ for b in cls.__mro__}
-    doc_types = _doc_types(cls)
-    params = []
-    for p in inspect.signature(cls).parameters.values():
-        entry: dict[str, Any] = {"name": p.name, "required": False}
-        if p.kind is p.VAR_POSITIONAL:
-            entry["kind"] = "var_positional"
-        elif p.kind is p.VAR_KEYWORD:
-            entry["kind"] = "var_keyword"
-        elif p.default is p.empty:
-            entry["required"] = True
-        else:
-            ok, value = _literal(p.default)
-            entry.update({"default": value} if ok else {"default_repr": _repr(p.default)})
-        entry["type"] = doc_types.get(p.name)
-        entry["accepts"] = _accepts(p.name, entry["type"], enums)
-        params.append(entry)
+    params = parameters(cls)
+    for entry in params:
+        entry["accepts"] = _accepts(entry["name"], entry["type"], enums)
     if input_kind is None:
         summary = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
         if re.search(r"batch of .*images", summary):

@@ -64,7 +64,7 @@ def call(func: str, /, *args: str, **kwargs: Any) -> str:
     `func` is positional-only so that a config kwarg named `func` is just another keyword.
     """
     for key in kwargs:
-        if not key.isidentifier() or keyword.iskeyword(key):
+        if not key.isidentifier() or keyword.iskeyword(key) or key == "__debug__":
             raise ValueError(f"{key!r} cannot be a keyword argument name")
     parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
     return f"{func}({', '.join(parts)})"

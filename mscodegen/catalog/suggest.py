@@ -9,14 +9,17 @@ MAX_WORD = 100
 
 
 def close_matches(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
-    """Up to `n` choices most like `word`: a case-insensitive equal first, then difflib's closest
-    (as typed, then ignoring case), without repeats. A word far longer than any name matches nothing
-    (difflib's cost grows with its length)."""
+    """Up to `n` choices most like `word`: a case-insensitive equal first, then the one it abbreviates
+    (`acc` for accuracy, from 3 letters on), then difflib's closest (as typed, then ignoring case),
+    without repeats. A word far longer than any name matches nothing (difflib's cost grows with its
+    length)."""
     if len(word) > MAX_WORD:
         return []
     options = sorted(set(choices))
     lower = {c.lower(): c for c in options}
     found = [c for c in options if c.lower() == word.lower()]
+    if len(word) >= 3:
+        found += [c for c in options if c.lower().startswith(word.lower())][:1]
     found += difflib.get_close_matches(word, options, n=n)
     found += [lower[c] for c in difflib.get_close_matches(word.lower(), list(lower), n=n)]
     unique = list(dict.fromkeys(found))

@@ -122,12 +122,15 @@ class Shared:
     data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; csv cell conversions; defined once
     sys_paths: tuple[tuple[str, tuple[str, ...]], ...]  # (folder from the script, modules imported from it)
     data_dir: str | None  # DATA_DIR: the folder the file sources read, from the script's folder (or absolute)
+    data_dir_keys: str  # the keys DATA_DIR comes from: data.train.path, data.eval.path
     dataset_functions: tuple[DatasetFn, ...]  # one shared by train and eval, or one each
     datasets: tuple[DatasetUse, ...]  # how train() makes them: train first, then eval if any
     loss: Loss
     lr: LRSchedule
     optimizer: Optimizer
     metrics: tuple[Metric, ...]
+    binary_metric: bool  # the script writes BinaryMetric (binary_accuracy, ...)
+    auc_metric: bool  # the script writes AUC
     amp: Amp
     step: Step
     parallel: Parallel | None
@@ -247,12 +250,15 @@ def build_shared(
             + [m.factory for m in metrics]
         ),
         data_dir=data.data_dir,
+        data_dir_keys=data.data_dir_keys,
         dataset_functions=data.functions,
         datasets=data.uses,
         loss=loss,
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
         metrics=metrics,
+        binary_metric=any(m.expr.startswith("BinaryMetric(") for m in metrics),
+        auc_metric=any(m.expr == "AUC()" for m in metrics),
         amp=build_amp(cfg),
         step=step,
         parallel=build_parallel(cfg),
@@ -443,17 +449,14 @@ def _imports(
     functions = s.dataset_functions
     if any(not f.factory or f.shard_after for f in functions) or s.resumable:
         imports.names("mindspore", "dataset as ds")
-    factories = [s.network.factory, s.loss.factory, s.step.process, *(f.factory for f in functions)]
-    factories += [m.factory for m in s.metrics]
-    if (
-        any(f is not None and f.sys_path for f in factories)
-        or s.parallel is not None
-        or s.resumable
-        or s.pretrained is not None
-        or s.freeze is not None
-        or any(use.check_empty for use in s.datasets)
-    ):
-        imports.module("sys")
+    # sys.exit and errno.ENOSPC: the one-line errors for faults of the environment (every script)
+    imports.module("errno")
+    imports.module("sys")
+    if s.resumable:  # RUN_ID: when the run started, and its process
+        imports.module("os")
+        imports.module("time")
+    if any(f.workers_line for f in functions):  # os.cpu_count()
+        imports.module("os")
     if s.parallel is not None:
         imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
@@ -463,7 +466,9 @@ def _imports(
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
         imports.module("time")
-    if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"}:
+    if s.resumable:  # --resume latest: the numbers in a checkpoint's name
+        imports.module("re")
+    if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"} or s.auc_metric:
         imports.module("numpy", "np")
     if "to_number" in s.data_helpers:
         imports.module("math")

@@ -26,6 +26,7 @@ from mscodegen.schema.data import (
     MnistData,
     ShuffleBuffer,
     _Loader,
+    drops_remainder,
     fixed_transforms,
     pipelines_of,
     split_fractions,
@@ -92,6 +93,7 @@ class DatasetFn:
     drop_remainder: str
     batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
     workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
+    workers_line: str | None  # num_workers above 1: `workers = min(N, os.cpu_count())`, the function's first
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
     csv: CsvSteps | None = None  # kind csv: split, dropped rows, columns made from CSV columns
 
@@ -215,13 +217,13 @@ def _split(
     source_shuffle = source_shuffle and not split_rows
     values: dict[str, str] = {
         "batch_size": literal(spec.batch_size),
-        "drop_remainder": literal(spec.drop_remainder),
+        "drop_remainder": literal(drops_remainder(spec, split)),
     }
     args = ""
     if spec.kind != "import":
         values["shuffle"] = literal(source_shuffle)
         args = f"shuffle={_hole('shuffle')}"
-    workers = _workers(cfg, spec)
+    workers, workers_line = _workers(cfg, spec)
     if spec.kind != "import" and workers:
         args += workers
     num_samples = getattr(spec, "num_samples", None)
@@ -286,6 +288,7 @@ def _split(
         drop_remainder=_hole("drop_remainder"),
         batch_ops=(),
         workers=workers,
+        workers_line=workers_line,
         modules=("vision",) if _fixed_ops(spec) else ("text",) if _reads_classes(spec) else (),
         csv=_csv_steps(cfg, spec) if isinstance(spec, CsvData) else None,
     )
@@ -342,17 +345,23 @@ def _csv_helpers(specs: Sequence[CsvData]) -> tuple[str, ...]:
     return tuple(name for name in CSV_HELPERS if name in used)
 
 
-def _workers(cfg: Config, spec: DatasetSpec) -> str:
+def _workers(cfg: Config, spec: DatasetSpec) -> tuple[str, str | None]:
     """num_parallel_workers only where it matters: set in the config, or ops that run in Python
-    (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8)."""
+    (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8).
+
+    More than one worker is capped at the CPU count where the script runs: MindSpore refuses more
+    (mindcv's recipes ask for 8 or 16), so the function starts with `workers = min(N, os.cpu_count())`.
+    """
     if "num_workers" in spec.model_fields_set:
-        return f", num_parallel_workers={spec.num_workers}"
+        if spec.num_workers == 1:
+            return ", num_parallel_workers=1", None
+        return ", num_parallel_workers=workers", f"workers = min({spec.num_workers}, os.cpu_count())"
     transforms = getattr(spec, "transforms", None)
     python_ops = isinstance(transforms, dict) and any(
         pipeline.python_only(entries or []) for entries in transforms.values()
     )
     batch = any(n == pipeline.MINDCV_MIXUP for n in pipeline.names(spec.batch_transforms))
-    return ", num_parallel_workers=1" if python_ops or batch else ""
+    return (", num_parallel_workers=1" if python_ops or batch else ""), None
 
 
 def _fixed_ops(spec: DatasetSpec) -> tuple[ColumnOps, ...]:
@@ -442,8 +451,10 @@ def _fill(fn: DatasetFn, values: dict[str, str], params: Sequence[str]) -> Datas
             text = text.replace(_hole(name), name if name in params else value)
         return text
 
+    maps = fn.column_ops or fn.one_hot or fn.batch_ops
     return replace(
         fn,
+        workers_line=fn.workers_line if maps or fn.workers in fn.source_call else None,
         arrays_call=fill(fn.arrays_call) if fn.arrays_call else None,
         source_call=fill(fn.source_call),
         shuffle_buffer=fill(fn.shuffle_buffer) if fn.shuffle_buffer else None,

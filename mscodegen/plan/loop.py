@@ -103,9 +103,10 @@ def build_constants(
                 "CONFIG_SHA256",
                 literal(config_sha256 or ""),
                 "",
-                "checkpoints carry it: --resume takes only this config's",
+                "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
             )
         )
+        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", ""))
     if data_dir is not None:
         run.append(Constant("DATA_DIR", data_dir, data_keys))
     run += [

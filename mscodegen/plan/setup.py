@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
@@ -43,6 +44,12 @@ METRIC_CLASSES = {
     "f1": "nn.F1()",
     "mae": "nn.MAE()",
     "mse": "nn.MSE()",
+    # one logit per sample (BCEWithLogitsLoss): classes the script writes (templates/_loop.py.j2)
+    "binary_accuracy": 'BinaryMetric("accuracy")',
+    "binary_precision": 'BinaryMetric("precision")',
+    "binary_recall": 'BinaryMetric("recall")',
+    "binary_f1": 'BinaryMetric("f1")',
+    "auc": "AUC()",
 }
 
 
@@ -104,6 +111,7 @@ class Network:
     factory: ImportedName | None = None
     dense_init: str | None = None  # network.dense_init: the weight_init expression of the Dense layers
     conv_init: str | None = None  # network.conv_init (lenet5)
+    main_logits: bool = False  # a mindcv model that also returns auxiliary logits in training: MainLogits
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +262,9 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         )
         weights = "weights from network.checkpoint" if net.checkpoint else "no pretrained weights"
         summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
-        return Network("mindcv", build, summary, f"mindcv's {net.name}")
+        aux = returns_aux_logits(net.name, net.kwargs)
+        build = f"MainLogits({build})" if aux else build
+        return Network("mindcv", build, summary, f"mindcv's {net.name}", main_logits=aux)
     factory = rel.imported(net.factory, "network.factory")
     return Network(
         "import",

@@ -23,7 +23,7 @@ from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.schema.data import ImportedData, fixed_transforms
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.parallel import Parallel
-from mscodegen.schema.training import ImportedMetric
+from mscodegen.schema.training import ImportedMetric, eval_metrics
 
 FAST_DEV_RUN_ARGS = ("--fast-dev-run",)
 FAST_DEV_RUN_OK = "fast-dev-run: step"  # the scripts print it after each step they train
@@ -58,6 +58,18 @@ _ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
 _PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n  .*)*")  # load_pretrained
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
+_WORKERS = re.compile(r"num_parallel_workers exceeds the boundary")
+# MindSpore's metric modules (mindspore/train/metrics/<file>.py) and the eval.metrics names they implement
+_METRIC_FILES = {
+    "accuracy.py": ("accuracy",),
+    "precision.py": ("precision",),
+    "recall.py": ("recall",),
+    "fbeta.py": ("f1",),
+    "error.py": ("mae", "mse"),
+    "topk.py": ("top_k",),
+    "loss.py": ("loss",),
+    "roc.py": ("auc",),
+}
 
 # Functions of the generated scripts that import and call one user object, and the key that names it
 # (train() imports several: its frames are matched by their source line instead).
@@ -178,6 +190,14 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         factory = _import_key(stderr, error, loaded)
         if factory:
             return factory, f"importing it failed: {error}"
+    if _WORKERS.search(error) and _user_frame_key(stderr, loaded) is None:  # not in a factory's own code
+        split = _dataset_split(stderr) or split
+        given = "num_workers" in getattr(loaded.config.data, split).model_fields_set
+        return (
+            "data",
+            split,
+            *(("num_workers",) if given else ()),
+        ), f"MindSpore takes at most this machine's CPU count of workers ({error})"
     if _COLUMNS.search(stderr):
         columns = loaded.config.data.columns  # data.inputs, then data.labels
         return (
@@ -187,7 +207,85 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     called = _called_key(stderr, error, loaded) if error else None
     if called:
         return called, f"calling it failed: {error}"
+    user = _user_frame_key(stderr, loaded)
+    if user:  # called by MindSpore, not by the script (an imported metric's update during Model.fit)
+        return user, f"it raised: {error}"
+    metric = _metric_key(stderr, loaded)
+    if metric:
+        return metric, f"the metric failed on data.{split}'s network outputs and labels ({error})"
+    kwarg = _kwarg_key(error, loaded)
+    if kwarg:
+        return kwarg, f"{'.'.join(map(str, kwarg[:-2]))} takes no such keyword argument ({error})"
     return (), f"{error or 'it failed'}{_tail(stderr)}"
+
+
+def _user_frame_key(stderr: str, loaded: LoadedConfig) -> Key | None:
+    """The import site whose module holds the innermost frame of the traceback (by the frame's function
+    when one module holds several: a factory by its name, a metric by its methods)."""
+    frames = [
+        (Path(m.group("file")).as_posix(), m.group("function"))
+        for line in stderr.splitlines()
+        if (m := _FRAME.match(line))
+    ]
+    sites = _import_sites(loaded)
+    for file, function in reversed(frames):
+        found = []
+        for key, path in sites.items():
+            module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
+            stem = module.replace(".", "/")
+            if file.endswith((f"/{stem}.py", f"/{stem}/__init__.py")) or file == f"{stem}.py":
+                found.append((key, attr))
+        if len(found) > 1:
+            found = [
+                (key, attr)
+                for key, attr in found
+                if attr == function or (key[0] == "eval" and function in ("update", "eval", "clear"))
+            ]
+        if len(found) == 1:
+            return found[0][0]
+        if found:
+            return None
+    return None
+
+
+def _metric_key(stderr: str, loaded: LoadedConfig) -> Key | None:
+    """The eval.metrics entry whose MindSpore metric class raised (its module is in the traceback)."""
+    names: tuple[str, ...] = ()
+    for line in stderr.splitlines():
+        m = _FRAME.match(line)
+        if m and Path(m.group("file")).parent.name == "metrics" and "mindspore" in m.group("file"):
+            names = _METRIC_FILES.get(Path(m.group("file")).name, names)
+    if not names:
+        return None
+    cfg = loaded.config
+    metrics = eval_metrics(cfg.eval, cfg.loss.name)
+    for i, metric in enumerate(metrics):
+        if metric.name in names:
+            written = cfg.eval is not None and "metrics" in cfg.eval.model_fields_set
+            return ("eval", "metrics", i) if written else ("eval", "metrics")
+    return None
+
+
+def _kwarg_key(error: str, loaded: LoadedConfig) -> Key | None:
+    """`unexpected keyword argument 'x'`: the one kwargs of the config that has x (network, loss, data)."""
+    bad = _UNEXPECTED_KWARG.search(error)
+    if bad is None:
+        return None
+    cfg = loaded.config
+    owners: list[Key] = [("network",), ("loss",), ("data", "train"), ("data", "eval")]
+    owners += [("eval", "metrics", i) for i in range(len(cfg.eval.metrics) if cfg.eval else 0)]
+    found = [owner for owner in owners if bad.group(1) in _kwargs_at(loaded, owner)]
+    return (*found[0], "kwargs", bad.group(1)) if len(found) == 1 else None
+
+
+def _dataset_split(stderr: str) -> str | None:
+    """The split whose dataset train() was building: by the function, or by train()'s line."""
+    for function, source in reversed(_frames(stderr, in_script=True)):
+        if function in ("create_train_dataset", "create_eval_dataset"):
+            return function.split("_")[1]
+        if source.startswith(("train_dataset =", "eval_dataset =")):
+            return source.split("_")[0]
+    return None
 
 
 def exception_line(stderr: str) -> str:

@@ -46,6 +46,8 @@ def _identifier_problem(name: str) -> str | None:
         return f"{shown} is not a valid Python identifier"
     if keyword.iskeyword(normal):
         return f"{shown} is a Python keyword"
+    if normal == "__debug__":  # a constant: naming a column or an argument so is a SyntaxError
+        return f"{shown} is Python's built-in constant and cannot be assigned (a SyntaxError)"
     return None
 
 

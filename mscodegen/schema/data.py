@@ -136,8 +136,17 @@ class _Loader(Section):
             "transforms with dataset.shuffle(buffer_size=N) instead of in the source."
         ),
     )
-    drop_remainder: bool = Field(True, description="Drop the last incomplete batch.")
-    num_workers: PositiveInt = Field(1, description="num_parallel_workers of the dataset and its map.")
+    drop_remainder: bool | None = Field(
+        None,
+        description="Drop the last incomplete batch. Default: false for data.eval, as MindSpore's batch() "
+        "(every sample is evaluated); true for data.train, so that every step averages the same number of "
+        "samples (what grad.accumulation_steps and mindcv.Mixup need, and MindSpore's 1.x quick start does).",
+    )
+    num_workers: PositiveInt = Field(
+        1,
+        description="num_parallel_workers of the dataset and its map; above 1 the script takes at most the "
+        "machine's CPU count (min(N, os.cpu_count()): MindSpore refuses more).",
+    )
     batch_transforms: list[BatchEntry] = Field(
         default_factory=list,
         description=(
@@ -364,6 +373,12 @@ def columns_of(spec: object) -> tuple[str, ...]:
     """The columns a source yields, in order: an imported source's `columns`, a csv source's `columns` keys,
     else image and label."""
     return tuple(getattr(spec, "columns", BUILTIN_COLUMNS))
+
+
+def drops_remainder(spec: object, split: str) -> bool:
+    """data.<split>.drop_remainder as written, else its default: true for train, false for eval."""
+    value = getattr(spec, "drop_remainder", None)
+    return split == "train" if value is None else bool(value)
 
 
 def fixed_transforms(spec: object) -> Transforms | None:

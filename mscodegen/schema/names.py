@@ -15,16 +15,16 @@ import builtins
 SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
-        "ModelCheckpoint", "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "fnmatch",
+        "ModelCheckpoint", "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
-        "ops", "os", "sys", "text", "time", "transforms", "vision",
+        "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
     }
 )  # fmt: skip
 
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "Checkpoints", "EMA", "EarlyStop", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "Checkpoints", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
@@ -43,7 +43,7 @@ SCRIPT_CONSTANTS = frozenset(
         "FINAL_DIV_FACTOR", "FREEZE", "GAMMA", "GRADIENTS_MEAN", "LOG_EVERY_STEPS", "LOSS_SCALE",
         "LOSS_SCALE_FACTOR", "LOSS_SCALE_WINDOW", "LR", "MAX_DEVICE_MEMORY", "MAX_NORM", "MILESTONES",
         "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "PCT_START", "POWER", "PRETRAINED", "PRETRAINED_SKIP",
-        "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
+        "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
     }
 )  # fmt: skip
 
@@ -67,7 +67,7 @@ HOST_LOCALS = frozenset(
         "self", "shapes", "shard_id", "shuffle", "skipped", "split", "start", "end", "start_step", "step",
         "steps", "steps_per_epoch", "taken", "test_fraction", "total_steps", "train_dataset",
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
-        "usage", "value", "warmup", "warmup_steps", "weight", "weight_decay", "x", "buffer_size",
+        "usage", "value", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

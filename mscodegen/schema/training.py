@@ -50,11 +50,31 @@ class Train(Section):
         return self
 
 
+# Metrics of a binary classifier with one logit per sample (BCEWithLogitsLoss): MindSpore's nn.Accuracy,
+# nn.Precision, nn.Recall and nn.F1 take one score per class and fail on one logit, so the scripts write them.
+BINARY_METRIC_NAMES = ("binary_accuracy", "binary_precision", "binary_recall", "binary_f1", "auc")
+
+
 class BuiltinMetric(Section):
     """MindSpore's metric of that name: nn.Accuracy, nn.Loss (mean loss), nn.Precision, nn.Recall, nn.F1, nn.MAE,
-    nn.MSE; its key in the results is the name."""
+    nn.MSE; for logits of BCEWithLogitsLoss (one per sample, or one per label) binary_accuracy, binary_precision,
+    binary_recall, binary_f1 (a logit above 0 predicts 1; over every output) and auc (area under the ROC curve,
+    nn.ROC and nn.auc). Its key in the results is the name."""
 
-    name: Literal["accuracy", "loss", "precision", "recall", "f1", "mae", "mse"]
+    name: Literal[
+        "accuracy",
+        "loss",
+        "precision",
+        "recall",
+        "f1",
+        "mae",
+        "mse",
+        "binary_accuracy",
+        "binary_precision",
+        "binary_recall",
+        "binary_f1",
+        "auc",
+    ]
 
     @property
     def key(self) -> str:
@@ -90,8 +110,8 @@ DEFAULT_METRICS = (BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss"))
 # evaluation), so they default to mean absolute / squared error and the loss.
 REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
 REGRESSION_METRICS = (BuiltinMetric(name="mae"), BuiltinMetric(name="mse"), BuiltinMetric(name="loss"))
-# BCEWithLogitsLoss takes float (multi-)label targets, which nn.Accuracy's default mode does not: the loss only.
-BINARY_METRICS = (BuiltinMetric(name="loss"),)
+# BCEWithLogitsLoss takes float (multi-)label targets, which nn.Accuracy does not: a logit above 0 predicts 1.
+BINARY_METRICS = (BuiltinMetric(name="binary_accuracy"), BuiltinMetric(name="loss"))
 # Metrics that are better when lower (early stopping's default mode).
 LOWER_IS_BETTER = ("loss", "mae", "mse")
 
@@ -100,9 +120,11 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
     """eval.metrics when the config lists none: they follow the loss."""
     if loss_name in REGRESSION_LOSSES:
         return REGRESSION_METRICS
-    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
-    if loss_name == "BCEWithLogitsLoss" or ":" in loss_name:
+    if loss_name == "BCEWithLogitsLoss":
         return BINARY_METRICS
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
+    if ":" in loss_name:
+        return (BuiltinMetric(name="loss"),)
     return DEFAULT_METRICS
 
 
@@ -121,7 +143,8 @@ class Eval(Section):
         default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
-        "L1Loss, SmoothL1Loss, HuberLoss; loss for BCEWithLogitsLoss and an imported loss.",
+        "L1Loss, SmoothL1Loss, HuberLoss; binary_accuracy and loss for BCEWithLogitsLoss; loss for an "
+        "imported loss.",
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mscodegen.catalog.mindcv_names import no_weight_decay
 from mscodegen.recipes.mindcv._converter import Converter
 
 
@@ -79,18 +80,17 @@ def _decay_filter(c: Converter) -> None:
     if c.given("filter_bias_and_bn"):  # mindcv 0.2: true filters norm and bias parameters
         legacy = c.bool_("filter_bias_and_bn")
         c.done.add("filter_bias_and_bn")
-        c.put(
-            "optimizer.decay_filter",
-            "no_norm_no_bias" if legacy else "mindspore_default",
-            "filter_bias_and_bn (mindcv 0.2)",
-        )
+        if legacy and decays:
+            _norm_and_bias(c, "filter_bias_and_bn (mindcv 0.2)")
+        else:
+            c.put("optimizer.decay_filter", "mindspore_default", "filter_bias_and_bn (mindcv 0.2)")
         c.ignored("weight_decay_filter", "filter_bias_and_bn (mindcv 0.2) is set")
         return
     wd_filter = c.str_("weight_decay_filter")
-    if wd_filter == "norm_and_bias":
-        c.put("optimizer.decay_filter", "no_norm_no_bias", "weight_decay_filter norm_and_bias")
+    if wd_filter == "norm_and_bias" and decays:
+        _norm_and_bias(c, "weight_decay_filter norm_and_bias")
         c.mapped("weight_decay_filter")
-    elif wd_filter == "auto" or not decays:
+    elif wd_filter in ("auto", "norm_and_bias") or not decays:
         # auto: weight_decay goes to the optimizer, whose default filter skips norm gamma/beta
         c.put("optimizer.decay_filter", "mindspore_default", c.source("weight_decay_filter", "decay_filter"))
         c.mapped("weight_decay_filter")
@@ -102,6 +102,20 @@ def _decay_filter(c: Converter) -> None:
     else:
         c.put("optimizer.decay_filter", "mindspore_default")
         c.unconverted("weight_decay_filter", "mindcv knows disable, auto and norm_and_bias")
+
+
+def _norm_and_bias(c: Converter, source: str) -> None:
+    """mindcv's init_group_params: no weight decay for the parameters whose names contain beta, gamma or
+    bias anywhere (also swin's relative_position_bias_table, cait's gamma_1, ...), nor for the model's
+    no_weight_decay() (a ViT's pos_embed and cls_token); every other parameter decays. Written exactly as
+    one group of those patterns without decay, over decay_filter every_parameter."""
+    exempt = ["*beta*", "*gamma*", "*bias*", *no_weight_decay(c.str_("model"))]
+    c.put("optimizer.decay_filter", "every_parameter", f"{source}: every parameter but the group below")
+    c.put("optimizer.groups", [{"params": exempt, "weight_decay": 0.0}])
+    c.comments[("optimizer", "groups")] = (
+        f"{source}: mindcv decays no name containing beta, gamma or bias"
+        + (f", nor the model's no_weight_decay() {', '.join(exempt[3:])}" if exempt[3:] else "")
+    )
 
 
 def lr_schedule(c: Converter) -> None:

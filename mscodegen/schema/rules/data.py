@@ -15,6 +15,7 @@ from mscodegen.schema.data import (
     Dataset,
     ImportedData,
     columns_of,
+    drops_remainder,
     fixed_transforms,
     pipelines_of,
 )
@@ -41,7 +42,7 @@ def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[V
 
 def known_train_batches(cfg: Config, config_dir: Path | None = None) -> int | None:
     """Batches per epoch (per shard) of data.train when the config, or a cheap look at files, tells it."""
-    batches = _batches(cfg.data.train, config_dir, cfg.parallel.workers if _sharded(cfg) else 1)
+    batches = _batches(cfg.data.train, "train", config_dir, cfg.parallel.workers if _sharded(cfg) else 1)
     return None if batches is None else batches[0]
 
 
@@ -49,7 +50,9 @@ def _sharded(cfg: Config) -> bool:
     return cfg.parallel.mode == "data_parallel" and cfg.parallel.workers > 1
 
 
-def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, str, int, int] | None:
+def _batches(
+    spec: Dataset, split: str, config_dir: Path | None, shards: int
+) -> tuple[int, str, int, int] | None:
     """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
     if isinstance(spec, ImportedData):
         return None
@@ -60,7 +63,7 @@ def _batches(spec: Dataset, config_dir: Path | None, shards: int) -> tuple[int, 
         return None
     samples = -(-count.value // shards)  # the distributed sampler pads every shard to the same size
     batch = max(spec.batch_size // shards, 1)
-    drop = spec.drop_remainder
+    drop = drops_remainder(spec, split)
     return (samples // batch if drop else -(-samples // batch)), count.why, samples, batch
 
 
@@ -89,7 +92,7 @@ def _empty_epoch_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
     for split in ("train", "eval"):
         spec = getattr(cfg.data, split)
         shards = cfg.parallel.workers if split == "train" and _sharded(cfg) else 1
-        found = None if spec is None else _batches(spec, config_dir, shards)
+        found = None if spec is None else _batches(spec, split, config_dir, shards)
         if found is None or found[0] > 0:
             continue
         _, why, samples, batch = found
@@ -148,7 +151,7 @@ def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Vio
             yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
         if train.batch_size % 2:
             yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
-        if not train.drop_remainder:
+        if not drops_remainder(train, "train"):
             yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
         pipelines = pipelines_of(cfg.data, "train")
         fixed = fixed_transforms(train)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mscodegen.catalog import pipeline
+from mscodegen.catalog.losses import check_loss
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
@@ -16,13 +17,11 @@ from mscodegen.schema.data import (
     pipelines_of,
 )
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
-from mscodegen.schema.optim import (
-    ImportedLoss,
-)
+from mscodegen.schema.optim import ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after
 from mscodegen.schema.sources import class_count, first_image_size
-from mscodegen.schema.training import TopKMetric
+from mscodegen.schema.training import BINARY_METRIC_NAMES, BuiltinMetric, TopKMetric
 
 LENET5_MIN_SIZE = 16  # two (5x5 valid conv + 2x2 pool) stages need at least 16 pixels per side
 
@@ -141,6 +140,34 @@ def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
             )
 
 
+@rule("eval", "loss")
+def _binary_metric_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """BCEWithLogitsLoss's logits need the binary metrics: nn.Accuracy & co. take a score per class (they
+    raise at the first evaluation, after a whole epoch); the binary ones mean nothing for other losses."""
+    if cfg.eval is None or isinstance(cfg.loss, ImportedLoss):
+        return
+    binary = cfg.loss.name == "BCEWithLogitsLoss"
+    for i, metric in enumerate(cfg.eval.metrics):
+        name = metric.name
+        if binary and (isinstance(metric, TopKMetric) or name in ("accuracy", "precision", "recall", "f1")):
+            instead = "binary_accuracy" if isinstance(metric, TopKMetric) else f"binary_{name}"
+            yield (
+                ("eval", "metrics", i, "name"),
+                (
+                    f"{name} takes one score per class, but BCEWithLogitsLoss's network gives a logit per "
+                    f"sample (or label) and float labels, so it fails at the first evaluation: use "
+                    f"{instead} (a logit above 0 predicts 1); the others: "
+                    f"{', '.join(n for n in BINARY_METRIC_NAMES if n != instead)}"
+                ),
+            )
+        elif not binary and isinstance(metric, BuiltinMetric) and name in BINARY_METRIC_NAMES:
+            yield (
+                ("eval", "metrics", i, "name"),
+                f"{name} reads one logit per sample, as BCEWithLogitsLoss trains; with {cfg.loss.name} use "
+                f"{name.removeprefix('binary_') if name != 'auc' else 'accuracy'}",
+            )
+
+
 @rule("loss", "data.train")
 def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
@@ -192,3 +219,41 @@ def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
                     f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
                 ),
             )
+        low, high = INCEPTION_V3_SIZES
+        if net.name == "inception_v3" and not all(low <= side <= high for side in train_shape[1:]):
+            yield (
+                ("network", "name"),
+                (
+                    f"mindcv's inception_v3 trains on images of {low} to {high} pixels a side (its auxiliary "
+                    f"head ends in a Dense layer that needs a 17x17 map), but data.train gives "
+                    f"{train_shape[1]}x{train_shape[2]} {after(cfg.data.train)}: resize them to {low}"
+                ),
+            )
+
+
+# mindcv's inception_v3 (0.3.0): the sizes whose 6e feature map is 17 to 19 a side, which the auxiliary head's
+# 5x5/3 average pool and 5x5 convolution bring to the 1x1 its Dense layer takes (worked out from its layers).
+INCEPTION_V3_SIZES = (299, 346)
+
+
+@rule("network")
+def _mindcv_kwargs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    net = cfg.network
+    if not isinstance(net, MindcvNetwork) or net.name != "inception_v3":
+        return
+    for key in net.kwargs:
+        if python_name(key) == "aux_logits":
+            yield (
+                ("network", "kwargs", key),
+                "mindcv's inception_v3 sets aux_logits itself (always true; create_model would get it twice); "
+                "the scripts train on the main logits",
+            )
+
+
+@rule("loss")
+def _loss_kwargs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """loss.kwargs against the signature of the mindspore.nn loss (catalog/data/losses.json)."""
+    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs:
+        return
+    for key, message in check_loss(cfg.loss.name, cfg.loss.kwargs):
+        yield (("loss", "kwargs", key) if key is not None else ("loss", "kwargs")), message

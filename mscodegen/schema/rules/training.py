@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mscodegen.schema import Config
+from mscodegen.schema.data import drops_remainder
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.optim import (
     CosineLR,
@@ -170,7 +171,7 @@ def _optimizer_device_rules(cfg: Config, config_dir: Path | None) -> Iterator[Vi
 @rule("grad", "data.train", "train", "parallel")
 def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     k = cfg.grad.accumulation_steps
-    if k > 1 and not cfg.data.train.drop_remainder:
+    if k > 1 and not drops_remainder(cfg.data.train, "train"):
         yield (
             ("data", "train", "drop_remainder"),
             (

@@ -1,0 +1,157 @@
+"""What the shipped signature tables share: reading a MindSpore class's parameters (refresh time, with
+MindSpore) and checking a config's keyword arguments against a table entry (validate time, without it).
+
+A table entry for a parameter is `{"name", "required", "default" | "default_repr", "type"}`, `type` being the
+text in parentheses of the class docstring's `Args:` entry (`float`, `Union[int, Sequence[int]], optional`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from mscodegen.catalog.suggest import close_matches
+
+NUMBER_WORDS = frozenset(["int", "float", "bool", "number"])
+STRING_WORDS = frozenset(["str", "bytes"])
+
+
+def type_words(doc_type: str | None) -> set[str]:
+    """The names in a docstring type: `Union[int, Sequence[int]], optional` -> {Union, int, Sequence, optional}."""
+    return set(re.findall(r"[A-Za-z_][\w.]*", doc_type or ""))
+
+
+def takes_no_string(doc_type: str | None) -> bool:
+    """A parameter documented as numbers (or flags) only: int, float, bool and containers of them."""
+    words = type_words(doc_type)
+    return bool(words & NUMBER_WORDS) and not words & STRING_WORDS
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _as_number(text: str) -> str | None:
+    """`1/255` -> `0.00392156862745098`, `0.5` -> `0.5`: the number a quoted value means, if it is one."""
+    match = re.fullmatch(r"\s*([-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?)\s*(?:/\s*(\d+(?:\.\d*)?)\s*)?", text)
+    if match is None:
+        return None
+    try:
+        value = Fraction(match[1]) / (Fraction(match[2]) if match[2] else 1)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return repr(int(value)) if value.denominator == 1 and "." not in text else repr(float(value))
+
+
+def string_problem(owner: str, key: str, doc_type: str | None, value: object) -> str | None:
+    """A string given where the parameter takes numbers: `Rescale: {rescale: "1/255"}` reaches MindSpore as
+    the text '1/255' and fails when the script runs."""
+    if not takes_no_string(doc_type):
+        return None
+    strings = _strings(value)
+    if not strings:
+        return None
+    number = _as_number(strings[0])
+    hint = f" (write the number without quotes: {number})" if number is not None else ""
+    return f"{owner}: `{key}` takes {doc_type}, not the string {strings[0]!r}{hint}"
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    """` (did you mean x or y?)`, or ``."""
+    close = [c for c in choices if c.lower() == word.lower()]
+    close += [c for c in close_matches(word, choices, n=3) if c not in close]
+    return f" (did you mean {' or '.join(close[:3])}?)" if close else ""
+
+
+def check_kwargs(
+    owner: str, params: list[dict[str, Any]], kwargs: Mapping[str, object]
+) -> list[tuple[str | None, str]]:
+    """(the argument, or None for a missing one; the problem): unknown keyword arguments (with the closest
+    names), missing required ones, strings for numbers, values for Tensor parameters."""
+    by_name = {p["name"]: p for p in params if p.get("kind") is None}
+    problems: list[tuple[str | None, str]] = [
+        (None, f"{owner}: missing required argument `{name}`")
+        for name, p in by_name.items()
+        if p["required"] and name not in kwargs
+    ]
+    for key, value in kwargs.items():
+        param = by_name.get(key)
+        if param is None:
+            hint = suggest(key, list(by_name)) or f" (accepts: {', '.join(by_name) or 'no arguments'})"
+            problems.append((key, f"{owner}: unknown argument `{key}`{hint}"))
+            continue
+        words = type_words(param.get("type"))
+        if value is not None and "Tensor" in words and not words & (NUMBER_WORDS | STRING_WORDS):
+            problems.append(
+                (key, f"{owner}: `{key}` takes a Tensor, which a config cannot give (a list is not one)")
+            )
+        problem = string_problem(owner, key, param.get("type"), value)
+        if problem:
+            problems.append((key, problem))
+    return problems
+
+
+# ---- refresh: with MindSpore installed ------------------------------------------------------------------
+
+
+def literal(value: object) -> tuple[bool, object]:
+    """(True, JSON value) when `value` is a JSON literal (tuples become lists), else (False, None)."""
+    import enum
+
+    if isinstance(value, enum.Enum):  # IntEnum/str enums are not the literal the user writes
+        return False, None
+    if value is None or isinstance(value, (bool, int, str)):
+        return True, value
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf"), value
+    if isinstance(value, (tuple, list)):
+        items = [literal(v) for v in value]
+        return all(ok for ok, _ in items), [v for _, v in items]
+    return False, None
+
+
+def default_repr(value: object) -> str:
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
+    return repr(value)
+
+
+def doc_types(cls: type) -> dict[str, str]:
+    """The `name (type): ...` entries of the Args section of a class docstring."""
+    import inspect
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    args = re.split(r"\n(?=\S)", doc.partition("\nArgs:\n")[2])[0]
+    return {m[1]: m[2] for m in re.finditer(r"^    \*{0,2}(\w+) \((.*)\):", args, re.MULTILINE)}
+
+
+def parameters(cls: type) -> list[dict[str, Any]]:
+    """Every `__init__` parameter of `cls`: name, required or its default, the docstring's type."""
+    import inspect
+
+    types = doc_types(cls)
+    params = []
+    for p in inspect.signature(cls).parameters.values():
+        entry: dict[str, Any] = {"name": p.name, "required": False}
+        if p.kind is p.VAR_POSITIONAL:
+            entry["kind"] = "var_positional"
+        elif p.kind is p.VAR_KEYWORD:
+            entry["kind"] = "var_keyword"
+        elif p.default is p.empty:
+            entry["required"] = True
+        else:
+            ok, value = literal(p.default)
+            entry.update({"default": value} if ok else {"default_repr": default_repr(p.default)})
+        entry["type"] = types.get(p.name)
+        params.append(entry)
+    return params
