@@ -336,6 +336,40 @@ def test_parity_workers_override_checks_the_rules(tmp_path: Path) -> None:
     assert problem.path == "data.train.batch_size" and "(with --workers 3)" in problem.message
 
 
+@pytest.mark.parametrize("differences", [[], ["parameter fc.weight: max |model - native| = 0.001"]])
+def test_parity_under_msrun_compares_the_final_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], differences: list
+) -> None:
+    """Rank 0 saves --save-weights under msrun; parity compares the two files as for one process.
+    (Stand-ins for the runs and the comparison; the real ones: test_examples_as_shipped on lenet_dp.)"""
+    from mscodegen.run import parity, weights
+
+    calls: dict[str, tuple] = {}
+
+    def run_script(script: Path, workdir: Path, *, variant: str, **kwargs) -> RunResult:
+        calls[variant] = (kwargs["distributed"], kwargs["extra_args"])
+        Path(kwargs["extra_args"][1]).write_text(variant)
+        steps = [{"step": 1, "epoch": 1, "loss": 0.5, "lr": 0.05}]
+        return RunResult(variant, 0, 1.0, steps, output_dir=workdir / "output", ranks={0: steps, 1: steps})
+
+    monkeypatch.setattr(parity, "run_script", run_script)
+    monkeypatch.setattr(parity, "_has_mindspore", lambda: True)
+    compared = []
+    monkeypatch.setattr(weights, "compare_checkpoints", lambda a, b: compared.append((a, b)) or differences)
+    code = parity.run_parity(write_yaml(tmp_path, "tiny", TINY), steps=1, workers=2, keep=tmp_path / "kept")
+    out, err = capsys.readouterr()
+    kept = tmp_path / "kept"
+    assert calls == {
+        v: (True, ("--save-weights", str(kept / v / "weights.ckpt"))) for v in ("model", "native")
+    }
+    assert compared == [(kept / "model" / "weights.ckpt", kept / "native" / "weights.ckpt")]
+    assert "not compared" not in out + err
+    if differences:
+        assert code == 1 and f"NOT identical: final weights: {differences[0]}" in err
+    else:
+        assert code == 0 and "identical: 1 steps, ranks [0, 1], final weights equal" in out
+
+
 def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> None:
     """msrun starts workers with setsid: on timeout they must die too, not linger on the CI machine."""
     import time
