@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
+from mscodegen.run.parity import (
+    SAVE_WEIGHTS,
+    WEIGHTS_NAME,
+    RunResult,
+    generate_both,
+    run_script,
+    step_differences,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -192,14 +199,27 @@ def write_yaml(directory: Path, name: str, data: dict) -> Path:
 
 
 def run_dp(tmp: Path, variant: str, name: str) -> RunResult:
-    """One msrun job (2 workers) of `variant`, already generated into tmp/name/scripts."""
+    """One msrun job (2 workers) of `variant`, already generated into tmp/name/scripts; rank 0
+    saves the final weights to tmp/name/<variant>/weights.ckpt (dp_weights)."""
     script = tmp / name / "scripts" / f"train_{variant}.py"
     assert script.exists(), "generate first"
+    workdir = tmp / name / variant
     result = run_script(
-        script, tmp / name / variant, variant=variant, timeout=MSRUN_TIMEOUT, distributed=True
+        script,
+        workdir,
+        variant=variant,
+        timeout=MSRUN_TIMEOUT,
+        distributed=True,
+        extra_args=(SAVE_WEIGHTS, str(workdir / WEIGHTS_NAME)),
     )
     assert result.returncode == 0, f"{name}/{variant} failed:\n{result.log_tail}"
     return result
+
+
+def dp_weights(result: RunResult) -> Path:
+    """The final weights rank 0 saved in a dp_runs job."""
+    assert result.output_dir is not None
+    return result.output_dir.parent / WEIGHTS_NAME
 
 
 @pytest.fixture(scope="session")

@@ -174,6 +174,8 @@ def test_generated_scripts_are_ruff_clean_and_wired(tmp_path: Path, variant: str
     if "callbacks" in overrides:
         assert "GRADIENTS_MEAN = False" in text and "which multiplies the effective LR by WORKERS" in text
         assert "rank == 0" in text
+        # every rank loads rank 0's checkpoint: a node that cannot see it is told why
+        assert "(rank 0 writes them: on several machines, --output-dir must be shared storage)" in text
 
 
 def assert_ruff_clean(tmp_path: Path, name: str, text: str) -> None:
