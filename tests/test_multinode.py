@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ import pytest
 
 from mscodegen.cli import main
 from mscodegen.render.launch import LAUNCH_NAME
-from mscodegen.run.msrun import _descendants, child_env
+from mscodegen.run.msrun import _descendants, child_env, free_port
 from mscodegen.run.parity import RunResult, generate_both
 
 from conftest import DP, MSRUN_TIMEOUT, write_yaml
@@ -43,9 +44,10 @@ def launch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_launch(launch: Path, **settings: str) -> subprocess.CompletedProcess[str]:
-    """launch.sh x.py --max-steps 3, with `echo` as msrun and only `settings` of SETTINGS set."""
+    """launch.sh x.py --max-steps 3, with `echo` as msrun and only `settings` of SETTINGS set
+    (MASTER_PORT a free one unless given: node 0 checks that nothing listens on it)."""
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS}
-    env.update(MSRUN="echo", **settings)
+    env.update({"MSRUN": "echo", "MASTER_PORT": str(free_port()), **settings})
     return subprocess.run(
         ["bash", str(launch), "x.py", "--max-steps", "3"], env=env, capture_output=True, text=True, timeout=30
     )
@@ -69,6 +71,22 @@ def test_node_settings_reach_msrun(launch: Path) -> None:
         "--max-steps",
         "3",
     ]
+
+
+def test_a_taken_master_port_fails_at_once(launch: Path) -> None:
+    """Else msrun's scheduler fails to bind and the job ends only after the cluster time-out (120 s)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = run_launch(launch, MASTER_PORT=port)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert (
+            done.stderr
+            == f"launch.sh: MASTER_PORT {port} is in use on 127.0.0.1: set MASTER_PORT to a free port\n"
+        )
+        node1 = run_launch(launch, MASTER_PORT=port, NNODES="2", NODE_RANK="1", MASTER_ADDR="10.0.0.1")
+        assert node1.returncode == 0, node1.stderr  # only node 0 runs a scheduler
 
 
 @pytest.mark.parametrize(

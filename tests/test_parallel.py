@@ -21,7 +21,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 from mscodegen.render.launch import LAUNCH_NAME
-from mscodegen.run.msrun import child_env, rank_logs
+from mscodegen.run.msrun import child_env, free_port, rank_logs
 from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
 from conftest import DP, TINY, merge, write_yaml
@@ -81,7 +81,7 @@ def test_launch_script_content(tmp_path: Path) -> None:
     for part in (
         "workers=2  # parallel.workers",
         'master_addr="${MASTER_ADDR:-127.0.0.1}"',
-        '--master_port="${MASTER_PORT:-9123}" ',
+        'master_port="${MASTER_PORT:-9123}"',
         '--log_dir="${MSRUN_LOG_DIR:-msrun_log}" ',
         "--join=True ",
         "--cluster_time_out=77 ",
@@ -105,7 +105,8 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in NODE_SETTINGS}
-    env.update(MSRUN=str(fake), MASTER_PORT="9999", MSRUN_LOG_DIR="logs")
+    port = str(free_port())  # launch.sh checks that nothing listens on it
+    env.update(MSRUN=str(fake), MASTER_PORT=port, MSRUN_LOG_DIR="logs")
 
     def argv(*args: str) -> list[str]:
         cmd = [str(out / LAUNCH_NAME), *args]  # executed directly: write_new made it executable
@@ -119,7 +120,7 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
         "--local_worker_num=2",
         "--node_rank=0",
         "--master_addr=127.0.0.1",
-        "--master_port=9999",
+        f"--master_port={port}",
         "--log_dir=logs",
         "--join=True",
         "--cluster_time_out=120",

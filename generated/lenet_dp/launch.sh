@@ -28,6 +28,7 @@ done
 nnodes="${NNODES:-1}"
 node_rank="${NODE_RANK:-0}"
 master_addr="${MASTER_ADDR:-127.0.0.1}"
+master_port="${MASTER_PORT:-8118}"
 ((nnodes >= 1)) || fail "NNODES must be at least 1"
 nproc="${NPROC_PER_NODE:-$((workers / nnodes))}"
 if ((nnodes > 1)); then  # else msrun fails late: after its time-out, or at a second scheduler
@@ -39,6 +40,10 @@ fi
 ((node_rank < nnodes)) || fail "NODE_RANK=$node_rank: must be 0 .. $((nnodes - 1)) (NNODES=$nnodes)"
 ((nproc >= 1 && nnodes * nproc == workers)) ||
     fail "NNODES x NPROC_PER_NODE must be parallel.workers ($workers), not $nnodes x $nproc"
+# node 0 runs the scheduler: on a taken port it would fail only after the cluster time-out
+if ((node_rank == 0)) && (exec 3<>"/dev/tcp/$master_addr/$master_port") 2>/dev/null; then
+    fail "MASTER_PORT $master_port is in use on $master_addr: set MASTER_PORT to a free port"
+fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 script="train_model.py"
@@ -56,7 +61,7 @@ exec "${MSRUN:-msrun}" \
     --local_worker_num="$nproc" \
     --node_rank="$node_rank" \
     --master_addr="$master_addr" \
-    --master_port="${MASTER_PORT:-8118}" \
+    --master_port="$master_port" \
     --log_dir="${MSRUN_LOG_DIR:-msrun_log}" \
     --join=True \
     --cluster_time_out=120 \
