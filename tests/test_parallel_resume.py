@@ -97,7 +97,9 @@ def test_native_resumes_a_preempted_job_exactly(dp_runs: dict[str, RunResult], t
     assert killed.returncode == 1, killed.log_tail
     launcher = (tmp_path / "killed" / "stdout.txt").read_text(errors="replace")
     assert re.search(r"Worker process \d+ exit with exception. Error code: -9", launcher), killed.log_tail
-    assert {rank: len(steps) for rank, steps in killed.ranks.items()} == {0: 3, 1: 3}
+    # rank 1 logged step 3 and died; rank 0 may be killed by msrun (it looks every second) before it
+    # logs step 3 too. Rank 0 saved step 2's checkpoint before step 3's all-reduce, which rank 1 finished.
+    assert len(killed.ranks[1]) == 3 and len(killed.ranks[0]) in (2, 3), killed.ranks
     assert sorted(p.name for p in output.joinpath("checkpoints").glob("*.ckpt")) == ["dp-1_2.ckpt"]
 
     weights = tmp_path / "weights.ckpt"
@@ -114,7 +116,9 @@ def test_native_resumes_a_preempted_job_exactly(dp_runs: dict[str, RunResult], t
     assert resumed.returncode == 0, resumed.log_tail
     assert _resumed_at(resumed) == {0: "dp-1_2.ckpt at step 2", 1: "dp-1_2.ckpt at step 2"}
     for rank in (0, 1):
-        assert killed.ranks[rank] == reference.ranks[rank][:3], f"rank {rank} before the kill"
+        assert killed.ranks[rank] == reference.ranks[rank][: len(killed.ranks[rank])], (
+            f"rank {rank} before the kill"
+        )
         assert resumed.ranks[rank] == reference.ranks[rank][2:], f"rank {rank} after resuming"
     _assert_same_weights(weights, dp_weights(reference))
 
