@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import copy
+import fcntl
+import json
 import math
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import yaml
 
-from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
+from mscodegen.run.parity import (
+    SAVE_WEIGHTS,
+    WEIGHTS_NAME,
+    RunResult,
+    generate_both,
+    run_script,
+    step_differences,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,6 +160,111 @@ except Built as built:
     optimizer = built.args[0]
 Optimizer.__init__ = _init
 """
+
+
+# ---------------------------------------------------------------------------
+# Data parallel: the msrun jobs that test_parallel, test_multinode and test_parallel_resume compare with
+# ---------------------------------------------------------------------------
+
+MSRUN_TIMEOUT = 150  # seconds for one whole msrun job (scheduler + 2 workers)
+
+# Two workers x batch 4 each = global batch 8; no BatchNorm, no shuffle: the mean of the two
+# ranks' losses is the loss of one process on the same 8 samples. 6 steps per rank.
+DP = merge(
+    TINY,
+    {
+        "data": {"train": {"shuffle": False}},
+        "train": {"epochs": 1},
+        "parallel": {"mode": "data_parallel", "workers": 2, "per_rank_logs": True},
+    },
+)
+# grad.clip makes the model variant use the custom TrainStep cell (its own DistributedGradReducer).
+# Clamping to +-1e6 leaves these gradients unchanged, so the losses must equal the native run's.
+# This run also keeps the defaults: only rank 0 writes the loss log and the checkpoints.
+DP_CUSTOM_CELL = merge(
+    DP,
+    {
+        "grad": {"clip": {"kind": "value", "clip_value": 1.0e6}},
+        "parallel": {"per_rank_logs": False},
+        "callbacks": {"checkpoint": {"every_epochs": 1, "keep_max": 1, "prefix": "dp"}},
+    },
+)
+
+
+def write_yaml(directory: Path, name: str, data: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def run_dp(tmp: Path, variant: str, name: str) -> RunResult:
+    """One msrun job (2 workers) of `variant`, already generated into tmp/name/scripts; rank 0
+    saves the final weights to tmp/name/<variant>/weights.ckpt (dp_weights)."""
+    script = tmp / name / "scripts" / f"train_{variant}.py"
+    assert script.exists(), "generate first"
+    workdir = tmp / name / variant
+    result = run_script(
+        script,
+        workdir,
+        variant=variant,
+        timeout=MSRUN_TIMEOUT,
+        distributed=True,
+        extra_args=(SAVE_WEIGHTS, str(workdir / WEIGHTS_NAME)),
+    )
+    assert result.returncode == 0, f"{name}/{variant} failed:\n{result.log_tail}"
+    return result
+
+
+def dp_weights(result: RunResult) -> Path:
+    """The final weights rank 0 saved in a dp_runs job."""
+    assert result.output_dir is not None
+    return result.output_dir.parent / WEIGHTS_NAME
+
+
+@pytest.fixture(scope="session")
+def dp_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, RunResult]:
+    """The three msrun jobs, run once per test session even under pytest-xdist.
+
+    xdist workers share the session's base temp directory: the first worker to get here runs the
+    jobs under an exclusive lock and saves the results; the others wait for the lock and load them.
+    """
+    if getattr(request.config, "workerinput", None) is None:  # not under xdist
+        return _run_dp_jobs(tmp_path_factory.mktemp("dp"))
+    shared = tmp_path_factory.getbasetemp().parent / "dp_runs"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        saved = shared / "results.json"
+        if saved.exists():
+            return {key: _result_from_json(value) for key, value in json.loads(saved.read_text()).items()}
+        results = _run_dp_jobs(shared)
+        saved.write_text(json.dumps({key: _result_to_json(r) for key, r in results.items()}))
+        return results
+
+
+def _run_dp_jobs(tmp: Path) -> dict[str, RunResult]:
+    """The three jobs run at the same time: each spends most of its wall time waiting (imports,
+    msrun's cluster build and teardown), so together they take little more than one."""
+    jobs = {
+        "model": ("model", "plain"),
+        "native": ("native", "plain"),
+        "model_custom_cell": ("model", "custom"),
+    }
+    for name, data in {"plain": DP, "custom": DP_CUSTOM_CELL}.items():  # generate first, serially
+        generate_both(write_yaml(tmp, name, data), tmp / name / "scripts")
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        futures = {key: pool.submit(run_dp, tmp, *job) for key, job in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _result_to_json(result: RunResult) -> dict:
+    return dict(vars(result), output_dir=str(result.output_dir), ranks=list(result.ranks.items()))
+
+
+def _result_from_json(data: dict) -> RunResult:
+    data = dict(data, output_dir=Path(data["output_dir"]), ranks={int(k): v for k, v in data["ranks"]})
+    return RunResult(**data)
 
 
 @pytest.fixture(autouse=True)

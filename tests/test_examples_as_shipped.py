@@ -46,3 +46,4 @@ def test_parity_on_the_example_as_shipped(config: Path, checkout: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "identical: 2 steps" in done.stdout, done.stdout[-2000:]
+    assert "final weights equal" in done.stdout, done.stdout[-2000:]  # under msrun too (lenet_dp)

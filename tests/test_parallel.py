@@ -1,18 +1,16 @@
 """parallel.mode data_parallel (issue #6): msrun on CPU, loopback only, every subprocess bounded.
 
-The slow tests share three msrun jobs (module fixtures), about 30 s each on 2 CPU cores:
+The slow tests share three msrun jobs (conftest's dp_runs), about 30 s each on 2 CPU cores:
 Model's plain path, the native loop, and Model with the custom TrainStep cell.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import stat
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,42 +21,12 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 from mscodegen.render.launch import LAUNCH_NAME
-from mscodegen.run.msrun import child_env, rank_logs
+from mscodegen.run.msrun import child_env, free_port, rank_logs
 from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
-from conftest import TINY, merge
+from conftest import DP, TINY, merge, write_yaml
 
-MSRUN_TIMEOUT = 150  # seconds for one whole msrun job (scheduler + 2 workers)
-
-# Two workers x batch 4 each = global batch 8; no BatchNorm, no shuffle: the mean of the two
-# ranks' losses is the loss of one process on the same 8 samples.
-DP = merge(
-    TINY,
-    {
-        "data": {"train": {"shuffle": False}},
-        "train": {"epochs": 1},
-        "parallel": {"mode": "data_parallel", "workers": 2, "per_rank_logs": True},
-    },
-)
-# grad.clip makes the model variant use the custom TrainStep cell (its own DistributedGradReducer).
-# Clamping to +-1e6 leaves these gradients unchanged, so the losses must equal the native run's.
-# This run also keeps the defaults: only rank 0 writes the loss log and the checkpoints.
-DP_CUSTOM_CELL = merge(
-    DP,
-    {
-        "grad": {"clip": {"kind": "value", "clip_value": 1.0e6}},
-        "parallel": {"per_rank_logs": False},
-        "callbacks": {"checkpoint": {"every_epochs": 1, "keep_max": 1, "prefix": "dp"}},
-    },
-)
-
-
-def write_yaml(directory: Path, name: str, data: dict) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
+NODE_SETTINGS = ("NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NPROC_PER_NODE", "MSRUN_LOG_DIR")
 
 # ---------------------------------------------------------------------------
 # Schema rules and generated text (fast)
@@ -111,10 +79,9 @@ def test_launch_script_content(tmp_path: Path) -> None:
     text = files[LAUNCH_NAME]
     assert text.startswith("#!/usr/bin/env bash\n")
     for part in (
-        "--worker_num=2 ",
-        "--local_worker_num=2 ",
-        "--master_addr=127.0.0.1 ",
-        '--master_port="${MASTER_PORT:-9123}" ',
+        "workers=2  # parallel.workers",
+        'master_addr="${MASTER_ADDR:-127.0.0.1}"',
+        'master_port="${MASTER_PORT:-9123}"',
         '--log_dir="${MSRUN_LOG_DIR:-msrun_log}" ',
         "--join=True ",
         "--cluster_time_out=77 ",
@@ -137,7 +104,9 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
     fake.chmod(0o755)
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    env = dict(os.environ, MSRUN=str(fake), MASTER_PORT="9999", MSRUN_LOG_DIR="logs")
+    env = {k: v for k, v in os.environ.items() if k not in NODE_SETTINGS}
+    port = str(free_port())  # launch.sh checks that nothing listens on it
+    env.update(MSRUN=str(fake), MASTER_PORT=port, MSRUN_LOG_DIR="logs")
 
     def argv(*args: str) -> list[str]:
         cmd = [str(out / LAUNCH_NAME), *args]  # executed directly: write_new made it executable
@@ -146,17 +115,18 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
         return proc.stdout.splitlines()
 
     default = argv("--epochs", "1", "--loss-log", "a b.jsonl")
-    assert default[:7] == [
+    assert default[:8] == [  # one machine: NNODES, NODE_RANK, MASTER_ADDR unset
         "--worker_num=2",
         "--local_worker_num=2",
+        "--node_rank=0",
         "--master_addr=127.0.0.1",
-        "--master_port=9999",
+        f"--master_port={port}",
         "--log_dir=logs",
         "--join=True",
         "--cluster_time_out=120",
     ]
-    assert default[7:] == [str(out / "train_model.py"), "--epochs", "1", "--loss-log", "a b.jsonl"]
-    assert argv("train_native.py", "--max-steps", "3")[7:] == [
+    assert default[8:] == [str(out / "train_model.py"), "--epochs", "1", "--loss-log", "a b.jsonl"]
+    assert argv("train_native.py", "--max-steps", "3")[8:] == [
         str(out / "train_native.py"),
         "--max-steps",
         "3",
@@ -205,6 +175,8 @@ def test_generated_scripts_are_ruff_clean_and_wired(tmp_path: Path, variant: str
     if "callbacks" in overrides:
         assert "GRADIENTS_MEAN = False" in text and "which multiplies the effective LR by WORKERS" in text
         assert "rank == 0" in text
+        # every rank loads rank 0's checkpoint: a node that cannot see it is told why
+        assert "(rank 0 writes them: on several machines, --output-dir must be shared storage)" in text
 
 
 def assert_ruff_clean(tmp_path: Path, name: str, text: str) -> None:
@@ -226,62 +198,6 @@ def test_constant_lr_without_checkpoint_is_ruff_clean(tmp_path: Path, data: dict
 # ---------------------------------------------------------------------------
 # Real runs
 # ---------------------------------------------------------------------------
-
-
-def run_dp(tmp: Path, variant: str, name: str) -> RunResult:
-    """One msrun job (2 workers) of `variant`, already generated into tmp/name/scripts."""
-    script = tmp / name / "scripts" / f"train_{variant}.py"
-    assert script.exists(), "generate first"
-    result = run_script(
-        script, tmp / name / variant, variant=variant, timeout=MSRUN_TIMEOUT, distributed=True
-    )
-    assert result.returncode == 0, f"{name}/{variant} failed:\n{result.log_tail}"
-    return result
-
-
-@pytest.fixture(scope="module")
-def dp_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, RunResult]:
-    """The three msrun jobs, run once per test session even under pytest-xdist.
-
-    xdist workers share the session's base temp directory: the first worker to get here runs the
-    jobs under an exclusive lock and saves the results; the others wait for the lock and load them.
-    """
-    if getattr(request.config, "workerinput", None) is None:  # not under xdist
-        return _run_dp_jobs(tmp_path_factory.mktemp("dp"))
-    shared = tmp_path_factory.getbasetemp().parent / "dp_runs"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        saved = shared / "results.json"
-        if saved.exists():
-            return {key: _result_from_json(value) for key, value in json.loads(saved.read_text()).items()}
-        results = _run_dp_jobs(shared)
-        saved.write_text(json.dumps({key: _result_to_json(r) for key, r in results.items()}))
-        return results
-
-
-def _run_dp_jobs(tmp: Path) -> dict[str, RunResult]:
-    """The three jobs run at the same time: each spends most of its wall time waiting (imports,
-    msrun's cluster build and teardown), so together they take little more than one."""
-    jobs = {
-        "model": ("model", "plain"),
-        "native": ("native", "plain"),
-        "model_custom_cell": ("model", "custom"),
-    }
-    for name, data in {"plain": DP, "custom": DP_CUSTOM_CELL}.items():  # generate first, serially
-        generate_both(write_yaml(tmp, name, data), tmp / name / "scripts")
-    with ThreadPoolExecutor(len(jobs)) as pool:
-        futures = {key: pool.submit(run_dp, tmp, *job) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
-
-
-def _result_to_json(result: RunResult) -> dict:
-    return dict(vars(result), output_dir=str(result.output_dir), ranks=list(result.ranks.items()))
-
-
-def _result_from_json(data: dict) -> RunResult:
-    data = dict(data, output_dir=Path(data["output_dir"]), ranks={int(k): v for k, v in data["ranks"]})
-    return RunResult(**data)
 
 
 @pytest.mark.slow
@@ -403,9 +319,11 @@ def test_running_without_msrun_fails_with_the_launcher_message(tmp_path: Path) -
 
 
 def test_child_env_puts_this_python_first_on_path(tmp_path: Path) -> None:
-    env = child_env(tmp_path / "logs", port=12345, base={"PATH": "/usr/bin:/bin"})
+    cluster = {"NNODES": "2", "NODE_RANK": "1", "MASTER_ADDR": "10.0.0.1", "NPROC_PER_NODE": "1"}
+    env = child_env(tmp_path / "logs", port=12345, base={"PATH": "/usr/bin:/bin", **cluster})
     assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     assert (env["MASTER_PORT"], env["MSRUN_LOG_DIR"]) == ("12345", str(tmp_path / "logs"))
+    assert not set(cluster) & set(env)  # parity and the tests run on this machine only
 
 
 def test_parity_workers_override_checks_the_rules(tmp_path: Path) -> None:
@@ -419,6 +337,40 @@ def test_parity_workers_override_checks_the_rules(tmp_path: Path) -> None:
         with_workers(loaded, 3)
     [problem] = info.value.problems
     assert problem.path == "data.train.batch_size" and "(with --workers 3)" in problem.message
+
+
+@pytest.mark.parametrize("differences", [[], ["parameter fc.weight: max |model - native| = 0.001"]])
+def test_parity_under_msrun_compares_the_final_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], differences: list
+) -> None:
+    """Rank 0 saves --save-weights under msrun; parity compares the two files as for one process.
+    (Stand-ins for the runs and the comparison; the real ones: test_examples_as_shipped on lenet_dp.)"""
+    from mscodegen.run import parity, weights
+
+    calls: dict[str, tuple] = {}
+
+    def run_script(script: Path, workdir: Path, *, variant: str, **kwargs) -> RunResult:
+        calls[variant] = (kwargs["distributed"], kwargs["extra_args"])
+        Path(kwargs["extra_args"][1]).write_text(variant)
+        steps = [{"step": 1, "epoch": 1, "loss": 0.5, "lr": 0.05}]
+        return RunResult(variant, 0, 1.0, steps, output_dir=workdir / "output", ranks={0: steps, 1: steps})
+
+    monkeypatch.setattr(parity, "run_script", run_script)
+    monkeypatch.setattr(parity, "_has_mindspore", lambda: True)
+    compared = []
+    monkeypatch.setattr(weights, "compare_checkpoints", lambda a, b: compared.append((a, b)) or differences)
+    code = parity.run_parity(write_yaml(tmp_path, "tiny", TINY), steps=1, workers=2, keep=tmp_path / "kept")
+    out, err = capsys.readouterr()
+    kept = tmp_path / "kept"
+    assert calls == {
+        v: (True, ("--save-weights", str(kept / v / "weights.ckpt"))) for v in ("model", "native")
+    }
+    assert compared == [(kept / "model" / "weights.ckpt", kept / "native" / "weights.ckpt")]
+    assert "not compared" not in out + err
+    if differences:
+        assert code == 1 and f"NOT identical: final weights: {differences[0]}" in err
+    else:
+        assert code == 0 and "identical: 1 steps, ranks [0, 1], final weights equal" in out
 
 
 def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> None:

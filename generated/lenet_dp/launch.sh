@@ -3,18 +3,47 @@
 # (parallel.mode data_parallel, parallel.workers 2).
 #
 # Usage: bash launch.sh [SCRIPT] [script arguments...]
-#   bash launch.sh                                # train_model.py on 2 workers
+#   bash launch.sh                                # train_model.py on 2 workers, this machine
 #   bash launch.sh train_native.py --epochs 2     # the other variant, with its own flags
+# Two machines, each with these files and the data; 10.0.0.1 runs msrun's scheduler:
+#   NNODES=2 NODE_RANK=0 MASTER_ADDR=10.0.0.1 bash launch.sh     # on 10.0.0.1
+#   NNODES=2 NODE_RANK=1 MASTER_ADDR=10.0.0.1 bash launch.sh     # on the other machine
 #
-# msrun (MindSpore's launcher) starts a scheduler and 2 worker processes on this machine;
-# each worker runs SCRIPT with the same arguments, trains on its own shard of data.train, and the
-# gradients are all-reduced every step. Worker output goes to $MSRUN_LOG_DIR/worker_<rank>.log.
-# msrun starts `python` from PATH: activate the environment that has MindSpore first.
-# Several machines: see "Scaling out" in mscodegen's docs (msrun --node_rank, --master_addr).
+# msrun (MindSpore's launcher) starts the workers; each runs SCRIPT with the same arguments,
+# trains on its own shard of data.train, and the gradients are all-reduced every step.
+# Worker output: $MSRUN_LOG_DIR/worker_<rank>.log. msrun starts `python` from PATH: activate
+# the environment that has MindSpore first. Ports, --resume on several machines (every node must
+# see --output-dir), a killed worker: see "Scaling out" (docs/scaling-out.md) in mscodegen's docs.
 #
-# Environment overrides: MASTER_PORT (default 8118, parallel.master_port),
-# MSRUN_LOG_DIR (default msrun_log), MSRUN (default msrun).
+# Environment (torchrun's names; the defaults are one machine): NNODES (1), NODE_RANK (0),
+# MASTER_ADDR (127.0.0.1), MASTER_PORT (8118, parallel.master_port), NPROC_PER_NODE (workers
+# on this machine: 2 / NNODES), MSRUN_LOG_DIR (msrun_log), MSRUN (msrun).
 set -euo pipefail
+
+workers=2  # parallel.workers: the scripts refuse another number
+fail() { echo "launch.sh: $*" >&2; exit 2; }
+for name in NNODES NODE_RANK MASTER_PORT NPROC_PER_NODE; do
+    [[ "${!name:-0}" =~ ^(0|[1-9][0-9]*)$ ]] || fail "$name must be a whole number, not '${!name}'"
+done
+nnodes="${NNODES:-1}"
+node_rank="${NODE_RANK:-0}"
+master_addr="${MASTER_ADDR:-127.0.0.1}"
+master_port="${MASTER_PORT:-8118}"
+((nnodes >= 1)) || fail "NNODES must be at least 1"
+nproc="${NPROC_PER_NODE:-$((workers / nnodes))}"
+if ((nnodes > 1)); then  # else msrun fails late: after its time-out, or at a second scheduler
+    [[ -n "${NODE_RANK:-}" && -n "${MASTER_ADDR:-}" ]] ||
+        fail "NNODES=$nnodes: set NODE_RANK and MASTER_ADDR on every machine"
+    [[ ! "$master_addr" =~ ^(127\.|localhost$|::1$) ]] ||
+        fail "NNODES=$nnodes: MASTER_ADDR must be node 0's address on the network, not $master_addr"
+fi
+((node_rank < nnodes)) || fail "NODE_RANK=$node_rank: must be 0 .. $((nnodes - 1)) (NNODES=$nnodes)"
+((nproc >= 1 && nnodes * nproc == workers)) ||
+    fail "NNODES x NPROC_PER_NODE must be parallel.workers ($workers), not $nnodes x $nproc"
+# node 0 runs the scheduler: on a taken port it would fail only after the cluster time-out
+if ((node_rank == 0)) && (exec 3<>"/dev/tcp/$master_addr/$master_port") 2>/dev/null; then
+    fail "MASTER_PORT $master_port is in use on $master_addr: set MASTER_PORT to a free port"
+fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 script="train_model.py"
@@ -28,10 +57,11 @@ if [[ "$script" != */* && ! -f "$script" ]]; then
 fi
 
 exec "${MSRUN:-msrun}" \
-    --worker_num=2 \
-    --local_worker_num=2 \
-    --master_addr=127.0.0.1 \
-    --master_port="${MASTER_PORT:-8118}" \
+    --worker_num="$workers" \
+    --local_worker_num="$nproc" \
+    --node_rank="$node_rank" \
+    --master_addr="$master_addr" \
+    --master_port="$master_port" \
     --log_dir="${MSRUN_LOG_DIR:-msrun_log}" \
     --join=True \
     --cluster_time_out=120 \

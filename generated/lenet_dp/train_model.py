@@ -160,7 +160,10 @@ def load_checkpoint(resume, directory, train_network):
         if not latest:
             sys.exit(f"error: --resume {path}: written by another config than this script's")
     else:
-        sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
+        sys.exit(
+            f"error: --resume latest: no checkpoint of this config in {directory}"
+            " (rank 0 writes them: on several machines, --output-dir must be shared storage)"
+        )
     try:
         missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
     except (RuntimeError, ValueError) as error:

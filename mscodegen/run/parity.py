@@ -340,8 +340,8 @@ def _run_and_compare(
         distributed = (
             workers is not None or load_config(target, overrides).config.parallel.mode == "data_parallel"
         )
-    # Final weights: every rank of an msrun job would write the same file, so only single-process runs.
-    weights = {v: root / v / WEIGHTS_NAME for v in scripts if not distributed and _saves_weights(scripts[v])}
+    # Final weights: under msrun rank 0 saves them (the replicas are identical after every step).
+    weights = {v: root / v / WEIGHTS_NAME for v in scripts if _saves_weights(scripts[v])}
     results = {}
     for variant, script in scripts.items():
         how = " under msrun (launch.sh)" if distributed else ""
@@ -381,7 +381,7 @@ def _run_and_compare(
         problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
     if not model.steps:
         problems.append("no steps were logged")
-    weights_note = _weights_problems(weights, scripts, distributed, problems)
+    weights_note = _weights_problems(weights, scripts, problems)
     if plot is not None:
         from mscodegen.run.plot import PlotError, draw, parity_curves
 
@@ -409,18 +409,13 @@ def _saves_weights(script: Path) -> bool:
     return SAVE_WEIGHTS in script.read_text(encoding="utf-8", errors="replace")
 
 
-def _weights_problems(
-    weights: dict[str, Path], scripts: dict[str, Path], distributed: bool, problems: list[str]
-) -> str:
+def _weights_problems(weights: dict[str, Path], scripts: dict[str, Path], problems: list[str]) -> str:
     """Compare the final weights (appending to `problems`); the note for the `identical` line."""
     from mscodegen.run.weights import CheckpointError, compare_checkpoints
 
     if set(weights) != set(scripts):
-        if distributed:
-            why = "under msrun"
-        else:
-            without = ", ".join(str(scripts[v]) for v in scripts if v not in weights)
-            why = f"no {SAVE_WEIGHTS} option in {without} (older scripts: regenerate with `mscodegen update`)"
+        without = ", ".join(str(scripts[v]) for v in scripts if v not in weights)
+        why = f"no {SAVE_WEIGHTS} option in {without} (older scripts: regenerate with `mscodegen update`)"
         print(f"note: final weights not compared: {why}", file=sys.stderr)
         return "; final weights NOT compared"
     try:
