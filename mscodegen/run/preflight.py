@@ -21,6 +21,7 @@ from pathlib import Path
 from mscodegen.config.errors import Problem
 from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.schema.data import ImportedData, fixed_transforms
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.parallel import Parallel
 from mscodegen.schema.training import ImportedMetric
@@ -210,6 +211,8 @@ def _in_eval(stderr: str) -> bool:
 
 
 def _classes_key(loaded: LoadedConfig) -> Key:
+    if isinstance(loaded.config, GanConfig):
+        return ()  # a gan does not read the labels
     net = loaded.config.network
     if isinstance(net, ImportedNetwork):
         for key in net.kwargs:
@@ -221,6 +224,8 @@ def _classes_key(loaded: LoadedConfig) -> Key:
 
 def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     cfg = loaded.config
+    if isinstance(cfg, GanConfig):
+        return ("gan",), "the networks against data.train's images"
     net = cfg.network
     if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
         spec = cfg.data.eval
@@ -335,12 +340,19 @@ def _mentions(error: str, path: str) -> bool:
 def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
     cfg = loaded.config
     sites: dict[Key, str] = {}
-    if isinstance(cfg.network, ImportedNetwork):
+    if isinstance(cfg, GanConfig):
+        for role in ("generator", "discriminator"):
+            net = getattr(cfg.gan, role).network
+            if isinstance(net, ImportedNetwork):
+                sites["gan", role, "network", "factory"] = net.factory
+    elif isinstance(cfg.network, ImportedNetwork):
         sites["network", "factory"] = cfg.network.factory
     for split in ("train", "eval"):
         spec = getattr(cfg.data, split)
         if isinstance(spec, ImportedData):
             sites["data", split, "factory"] = spec.factory
+    if isinstance(cfg, GanConfig):
+        return sites
     for i, metric in enumerate(cfg.eval.metrics if cfg.eval else []):
         if isinstance(metric, ImportedMetric):
             sites["eval", "metrics", i, "class"] = metric.cls
