@@ -16,6 +16,7 @@ from mscodegen import __version__
 from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
     Checkpoint,
@@ -47,14 +48,18 @@ from mscodegen.plan.setup import (
 )
 from mscodegen.plan.step import Amp, Parallel, Step, build_amp, build_parallel, build_step
 from mscodegen.schema import Config
+from mscodegen.schema.gan import GanConfig
 
 __all__ = [
     "SCRIPT_NAMES",
     "VARIANTS",
+    "AnyPlan",
+    "AnyShared",
     "Plan",
     "Shared",
     "Variant",
     "build_plan",
+    "build_plans",
     "build_shared",
 ]
 
@@ -194,6 +199,36 @@ class Plan:
     def eval_every(self) -> bool:
         """eval.every_epochs above 1: evaluations only in eval_epochs."""
         return self.shared.eval_data is not None and self.shared.eval_every != 1
+
+    @property
+    def template(self) -> str:
+        return f"train_{self.variant}.py.j2"
+
+
+AnyShared = Shared | GanShared  # one network, or two (gan:)
+AnyPlan = Plan | GanPlan
+
+
+def build_plans(
+    cfg: Config | GanConfig,
+    variants: tuple[Variant, ...] = ("model", "native"),
+    *,
+    source: str,
+    config_dir: Path,
+    out_dir: Path,
+    name: str,
+    config_sha256: str | None = None,
+) -> tuple[AnyShared, dict[Variant, AnyPlan]]:
+    """The variant-free part and each variant's plan, for a config of one network or of two."""
+    if isinstance(cfg, GanConfig):
+        gan = build_gan_shared(
+            cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
+        )
+        return gan, {v: gan_variant_plan(cfg, gan, v) for v in variants}
+    shared = build_shared(
+        cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
+    )
+    return shared, {v: variant_plan(cfg, shared, v) for v in variants}
 
 
 def build_shared(

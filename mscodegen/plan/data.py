@@ -28,6 +28,7 @@ from mscodegen.schema.data import (
     pipelines_of,
 )
 from mscodegen.schema.data import Dataset as DatasetSpec
+from mscodegen.schema.gan import GanConfig
 
 UINT8_SOURCES = ("mnist", "cifar10", "image_folder")
 # Parameters a shared dataset function may take, in the order it takes them.
@@ -68,6 +69,7 @@ class DatasetFn:
     batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
     workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
+    batch_map: str = ""  # more batch() arguments: a gan's per_batch_map that adds the latent vectors
 
     @property
     def factory_keys(self) -> str:
@@ -108,7 +110,7 @@ def _hole(name: str) -> str:
     return f"\x00{name}\x00"
 
 
-def build_data(cfg: Config, rel: Relative) -> DataPlan:
+def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
     """data.train (sharded under data parallel) and data.eval, as one function or two."""
     sharded = cfg.parallel.mode == "data_parallel"
     specs: list[tuple[str, DatasetSpec]] = [("train", cfg.data.train)]
@@ -165,7 +167,7 @@ def _path_expr(path: str, data_dir: str | None) -> str:
 
 
 def _split(
-    cfg: Config,
+    cfg: Config | GanConfig,
     spec: DatasetSpec,
     split: str,
     rel: Relative,
@@ -260,7 +262,7 @@ def _split(
     return _Split(fn, values, use)
 
 
-def _workers(cfg: Config, spec: DatasetSpec) -> str:
+def _workers(cfg: Config | GanConfig, spec: DatasetSpec) -> str:
     """num_parallel_workers only where it matters: set in the config, or ops that run in Python
     (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8)."""
     if "num_workers" in spec.model_fields_set:
@@ -299,7 +301,7 @@ _ONE_HOT_COMMENTS = {
 }
 
 
-def _with_pipelines(cfg: Config, split: str, planned: _Split) -> _Split:
+def _with_pipelines(cfg: Config | GanConfig, split: str, planned: _Split) -> _Split:
     """Add the per-column pipelines, the soft labels and the buffered shuffle to a split's plan."""
     spec = cfg.data.train if split == "train" else cfg.data.eval
     assert spec is not None
@@ -309,7 +311,7 @@ def _with_pipelines(cfg: Config, split: str, planned: _Split) -> _Split:
         if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
         else None
     )
-    classes = soft_label_classes(cfg)
+    classes = soft_label_classes(cfg) if isinstance(cfg, Config) else None  # a gan has no batch ops
     fn, values = planned.fn, dict(planned.values)
     if pipelines is None and buffer is None and classes is None:
         return planned

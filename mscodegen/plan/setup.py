@@ -12,6 +12,7 @@ from typing import Literal
 
 from mscodegen.catalog.literals import call, literal
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from mscodegen.schema.optim import (
@@ -22,6 +23,7 @@ from mscodegen.schema.optim import (
     PiecewiseLR,
     PolynomialLR,
 )
+from mscodegen.schema.optim import Optimizer as OptimizerSection
 from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
@@ -211,7 +213,7 @@ class Metric:
     factory: ImportedName | None
 
 
-def build_runtime(cfg: Config) -> Runtime:
+def build_runtime(cfg: Config | GanConfig) -> Runtime:
     rt = cfg.runtime
     return Runtime(
         mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
@@ -299,20 +301,7 @@ def build_lr(cfg: Config) -> LRSchedule:
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     opt = cfg.optimizer
-    args: list[tuple[str, str]] = []
-    if opt.name in ("momentum", "sgd"):
-        args.append(("momentum", literal(opt.momentum)))
-    if opt.name == "sgd" and opt.dampening:
-        args.append(("dampening", literal(opt.dampening)))
-    if opt.name in ("momentum", "sgd") and opt.nesterov:
-        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
-    if opt.name in ("adam", "adamw", "lamb"):
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
-    if opt.name == "lion":
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
-    if opt.name == "rmsprop":
-        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
-        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    args = optimizer_args(opt)
     rule = opt.decay_rule
     is_list = cfg.lr_schedule.kind != "constant"
     groups = tuple(replace(g, lr_expr=_group_lr(g.lr_scale, is_list)) for g in _optimizer_groups(cfg))
@@ -337,6 +326,25 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
         module=module,
     )
+
+
+def optimizer_args(opt: OptimizerSection) -> list[tuple[str, str]]:
+    """The optimizer's own keyword arguments after the learning rate: (keyword, Python expression)."""
+    args: list[tuple[str, str]] = []
+    if opt.name in ("momentum", "sgd"):
+        args.append(("momentum", literal(opt.momentum)))
+    if opt.name == "sgd" and opt.dampening:
+        args.append(("dampening", literal(opt.dampening)))
+    if opt.name in ("momentum", "sgd") and opt.nesterov:
+        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
+    if opt.name in ("adam", "adamw", "lamb"):
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "lion":
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
+    if opt.name == "rmsprop":
+        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
+        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    return args
 
 
 def _group_lr(scale: str | None, is_list: bool) -> str:
