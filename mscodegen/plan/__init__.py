@@ -23,6 +23,7 @@ from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
     EarlyStopping,
+    Header,
     KeepBest,
     build_checkpoint,
     build_constants,
@@ -31,7 +32,6 @@ from mscodegen.plan.loop import (
     build_keep_best,
 )
 from mscodegen.plan.setup import (
-    ImportedName,
     Loss,
     LRSchedule,
     Metric,
@@ -45,6 +45,7 @@ from mscodegen.plan.setup import (
     build_network,
     build_optimizer,
     build_runtime,
+    sys_paths,
 )
 from mscodegen.plan.step import Amp, Parallel, Step, build_amp, build_parallel, build_step
 from mscodegen.schema import Config
@@ -66,15 +67,6 @@ __all__ = [
 Variant = Literal["model", "native"]
 VARIANTS: tuple[Variant, ...] = ("model", "native")
 SCRIPT_NAMES: dict[str, str] = {"model": "train_model.py", "native": "train_native.py"}
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    name: str
-    source: str  # the config path as given
-    out_dir: str
-    version: str  # mscodegen's
-    config_sha256: str | None  # of the resolved config
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +269,7 @@ def build_shared(
         runtime=build_runtime(cfg),
         network=network,
         data_helpers=data.helpers,
-        sys_paths=_sys_paths(
+        sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
             + [m.factory for m in metrics]
         ),
@@ -381,19 +373,6 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
         needs_steps_per_epoch=needs_steps,
     )
-
-
-def _sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The folders the config's own modules live in (beside it), each put on sys.path once."""
-    found: dict[str, list[str]] = {}
-    for name in names:
-        if (
-            name is not None
-            and name.sys_path is not None
-            and name.module not in found.setdefault(name.sys_path, [])
-        ):
-            found[name.sys_path].append(name.module)
-    return tuple((path, tuple(modules)) for path, modules in found.items())
 
 
 def _callbacks(s: Shared) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from mscodegen.plan.loop import (
     Checkpoint,
     Constant,
     DeviceNote,
+    Header,
     build_device_notes,
     checkpoint_constants,
     loss_scale_constants,
@@ -34,6 +35,7 @@ from mscodegen.plan.setup import (
     Runtime,
     build_runtime,
     optimizer_args,
+    sys_paths,
 )
 from mscodegen.plan.step import Amp, Parallel, build_amp, build_parallel
 from mscodegen.schema import image_shape_of
@@ -42,15 +44,6 @@ from mscodegen.schema.network import MindcvNetwork
 from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
 
 Role = Literal["generator", "discriminator"]
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    name: str
-    source: str
-    out_dir: str
-    version: str
-    config_sha256: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +208,7 @@ def build_gan_shared(
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
         data_helpers=data.helpers,
-        sys_paths=_sys_paths([generator.factory, discriminator.factory, *(f.factory for f in functions)]),
+        sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in functions)]),
         data_dir=data.data_dir,
         dataset_functions=functions,
         datasets=data.uses,
@@ -397,18 +390,6 @@ def _constants(
         groups.append(checkpoint_constants(cfg))
     groups += [loss_scale_constants(cfg), parallel_constants(cfg)]
     return tuple(tuple(group) for group in groups if group)
-
-
-def _sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    found: dict[str, list[str]] = {}
-    for name in names:
-        if (
-            name is not None
-            and name.sys_path is not None
-            and name.module not in found.setdefault(name.sys_path, [])
-        ):
-            found[name.sys_path].append(name.module)
-    return tuple((path, tuple(modules)) for path, modules in found.items())
 
 
 def _imports(s: GanShared, variant: str) -> tuple[str, ...]:

@@ -24,6 +24,17 @@ DEVICES = ("CPU", "GPU", "Ascend")
 
 
 @dataclass(frozen=True, slots=True)
+class Header:
+    """The scripts' docstring header (both forms): the run, the config, mscodegen's version."""
+
+    name: str
+    source: str  # the config path as given
+    out_dir: str
+    version: str  # mscodegen's
+    config_sha256: str | None  # of the resolved config
+
+
+@dataclass(frozen=True, slots=True)
 class Constant:
     name: str
     value: str  # a Python literal (or expression)

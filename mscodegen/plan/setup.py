@@ -434,3 +434,16 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
         else:
             out.append(Metric(m.key, METRIC_CLASSES[m.name], None))
     return tuple(out)
+
+
+def sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folders the config's own modules live in (beside it), each put on sys.path once."""
+    found: dict[str, list[str]] = {}
+    for name in names:
+        if (
+            name is not None
+            and name.sys_path is not None
+            and name.module not in found.setdefault(name.sys_path, [])
+        ):
+            found[name.sys_path].append(name.module)
+    return tuple((path, tuple(modules)) for path, modules in found.items())
