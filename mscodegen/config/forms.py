@@ -104,7 +104,7 @@ def _two_networks_in_one(tree: Mapping[str, Any]) -> tuple[list[Violation], set[
                 "one optimizer per network: with two networks each goes under gan.<role>.optimizer",
             )
         )
-    return problems, {str(key[0]) for key, _ in problems if len(key) == 1}
+    return problems, {str(key[0]) for key, _ in problems}
 
 
 def _several(value: object, tag: str) -> list[str] | None:

@@ -58,7 +58,7 @@ def _image_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]
             f"{height}x{width} {after(spec)}: {fix}",
         )
     if isinstance(disc, DcganDiscriminator) and (height != width or height not in DCGAN_SIZES):
-        sizes = ", ".join(map(str, DCGAN_SIZES))
+        sizes = ", ".join(map(str, DCGAN_SIZES[:-1])) + f" or {DCGAN_SIZES[-1]}"
         yield (
             _shape_key("train", spec),
             f"dcgan_discriminator takes square images of {sizes} pixels a side, but data.train's are "
