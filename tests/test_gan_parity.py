@@ -70,8 +70,10 @@ def test_resume_equals_uninterrupted_with_a_loss_scale_per_network(tmp_path: Pat
     keep = tmp_path / "runs"
     assert run_resume_parity(config, resume_at=4, steps=8, keep=keep) == 0
     logs = {
-        v: [json.loads(line) for line in (keep / v / "whole" / "loss.jsonl").open()]
-        for v in ("model", "native")
+        variant: [
+            json.loads(line) for line in (keep / variant / "whole" / "loss.jsonl").read_text().splitlines()
+        ]
+        for variant in ("model", "native")
     }
     assert len(logs["model"]) == 8 and {"d_loss_scale", "g_loss_scale", "d_overflow"} <= set(logs["model"][0])
     assert step_differences(logs["model"], logs["native"]) == []
