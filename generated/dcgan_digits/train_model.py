@@ -212,7 +212,8 @@ class GANTrainStep(nn.Cell):
         self.g_grad_fn = ms.value_and_grad(self.g_loss_net, None, g_optimizer.parameters)
 
     def construct(self, image, noise):
-        fake = ops.stop_gradient(self.generator(noise))  # data for the discriminator's update
+        # data for the discriminator's update: no gradient flows back to the generator
+        fake = ops.stop_gradient(self.generator(noise))
         d_loss, d_grads = self.d_grad_fn(image, fake)
         d_loss = ops.depend(d_loss, self.d_optimizer(d_grads))
         # the generator's images through the updated discriminator
