@@ -302,8 +302,12 @@ def validator(json_schema: dict) -> jsonschema.Draft202012Validator:
 def test_schema_command_prints_a_valid_json_schema(json_schema: dict) -> None:
     assert json_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(json_schema)
-    assert set(json_schema["required"]) == {"network", "data", "optimizer"}
-    assert json_schema["additionalProperties"] is False
+    # either form: one network, or two (gan:)
+    assert json_schema["anyOf"] == [{"$ref": "#/$defs/Config"}, {"$ref": "#/$defs/GanConfig"}]
+    one, gan = json_schema["$defs"]["Config"], json_schema["$defs"]["GanConfig"]
+    assert set(one["required"]) == {"network", "data", "optimizer"}
+    assert set(gan["required"]) == {"gan", "data"}
+    assert one["additionalProperties"] is False and gan["additionalProperties"] is False
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -23,14 +23,19 @@ def add(sub: SubParsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mscodegen.schema import Config
+    from pydantic import TypeAdapter
 
-    schema = Config.model_json_schema(by_alias=True)
+    from mscodegen.schema import Config
+    from mscodegen.schema.gan import GanConfig
+
+    # One network or two (gan:): either form, as the loader tells them apart.
+    schema = TypeAdapter(Config | GanConfig).json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "mscodegen config"
-    schema["properties"]["extends"] = {  # read by compose.py before the schema sees the config
-        "description": "base config file(s), relative to this file, merged in order under this one",
-        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-    }
+    for form in ("Config", "GanConfig"):
+        schema["$defs"][form]["properties"]["extends"] = {  # read by compose.py before the schema sees it
+            "description": "base config file(s), relative to this file, merged in order under this one",
+            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+        }
     print(json.dumps(schema, indent=2, sort_keys=True))
     return EXIT_OK

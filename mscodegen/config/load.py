@@ -16,15 +16,19 @@ from pydantic import TypeAdapter, ValidationError
 
 from mscodegen.config.compose import compose
 from mscodegen.config.errors import ConfigError, Problem, format_path
+from mscodegen.config.forms import ONE_NETWORK_ONLY, form_problems, root_model
 from mscodegen.config.reader import LoadedYaml, Mark, read_config_bytes
 from mscodegen.config.validation import from_validation_error
 from mscodegen.schema import Config
 from mscodegen.schema._base import RUN_NAME_PATTERN
 from mscodegen.schema.data import Data
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.rules import (
+    GAN_SECTIONS,
     SECTIONS,
     cross_section_problems,
     file_problems,
+    gan_module_problems,
     identifier_problems,
     weight_file_problems,
 )
@@ -37,7 +41,7 @@ _TOP_LEVEL_NAME = re.compile(r"^(name|extends)\s*:", re.MULTILINE)  # a base may
 
 @dataclass
 class LoadedConfig:
-    config: Config
+    config: Config | GanConfig  # one network, or two (gan:)
     path: Path
     sha256: str
     overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts applied, in order
@@ -65,27 +69,40 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         raise ConfigError([*exc.problems, *_file_name_problems(path)], exc.source) from None
     loaded = composed.loaded
     problems = [*loaded.problems, *_name_problems(loaded, path)]
+    # One network or two (gan:): keys of the other form are reported here, not by the schema.
+    model = root_model(loaded.data)
+    form, replaced = form_problems(loaded.data)
+    tree = loaded.data
+    if model is GanConfig and isinstance(tree, dict):
+        tree = {k: v for k, v in tree.items() if k not in ONE_NETWORK_ONLY}  # keys GanConfig has not
+    config: Config | GanConfig
     try:
-        config = Config.model_validate(loaded.data)
-        valid: frozenset[str] = SECTIONS
+        config = model.model_validate(tree)
+        valid: frozenset[str] = GAN_SECTIONS if model is GanConfig else SECTIONS
     except ValidationError as exc:
         # A value the reader could not read is None by now: its schema error would say it twice.
         unread = {p.path for p in loaded.problems if not p.message.startswith("duplicate key")}
-        problems += [p for p in from_validation_error(exc, loaded, Config).problems if p.path not in unread]
-        config, valid = _partial_config(loaded.data, exc)
-    found = [
-        *cross_section_problems(config, path.parent, valid),
-        *identifier_problems(config, valid),
-        *file_problems(config, path.parent, valid),
-    ]
+        problems += [
+            p
+            for p in from_validation_error(exc, loaded, model).problems
+            if p.path not in unread and p.path.split(".")[0].split("[")[0] not in replaced
+        ]
+        config, valid = _partial_config(tree, exc, model)
+    found = [*form, *cross_section_problems(config, path.parent, valid)]
+    if isinstance(config, GanConfig):
+        found += gan_module_problems(config, path.parent, valid)
+    else:
+        found += [*identifier_problems(config, valid), *file_problems(config, path.parent, valid)]
     problems += [problem_at(loaded, key, message) for key, message in found]
     if problems:
         raise ConfigError(problems, loaded.source)
     return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
 
 
-def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozenset[str]]:
-    """The sections that validate on their own, in a Config built without validation, and their names.
+def _partial_config(
+    data: object, exc: ValidationError, model: type[Config] | type[GanConfig] = Config
+) -> tuple[Config | GanConfig, frozenset[str]]:
+    """The sections that validate on their own, in a `model` built without validation, and their names.
 
     Rules read only the sections they name, so the failed ones (left out) are never looked at.
     """
@@ -93,7 +110,7 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
     values: dict[str, Any] = {}
     valid = set()
     tree = data if isinstance(data, dict) else {}
-    for name, info in Config.model_fields.items():
+    for name, info in model.model_fields.items():
         key = info.alias or name
         if key in failed:
             continue
@@ -116,7 +133,7 @@ def _partial_config(data: object, exc: ValidationError) -> tuple[Config, frozens
             valid.add("data.train")
         except ValidationError:
             pass
-    return Config.model_construct(**values), frozenset(valid)
+    return model.model_construct(**values), frozenset(valid)
 
 
 def _file_name_problems(path: Path) -> list[Problem]:
@@ -160,6 +177,8 @@ def _name_problems(loaded: LoadedYaml, path: Path) -> list[Problem]:
 
 def weight_problems(loaded: LoadedConfig) -> list[Problem]:
     """`mscodegen validate`'s check of the files the scripts read at run time (see weight_file_problems)."""
+    if isinstance(loaded.config, GanConfig):
+        return []  # a gan's networks load no weights (rejected by its rules)
     found = weight_file_problems(loaded.config, loaded.path.parent)
     if loaded.loaded_yaml is None:
         return [Problem(format_path(key), 1, 1, message) for key, message in found]

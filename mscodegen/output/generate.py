@@ -8,7 +8,7 @@ from pathlib import Path
 from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output.write import LockMeta
-from mscodegen.plan import SCRIPT_NAMES, VARIANTS, Variant, build_shared, variant_plan
+from mscodegen.plan import SCRIPT_NAMES, VARIANTS, Variant, build_plans
 from mscodegen.render import render
 from mscodegen.render.fmt import black_version, format_all
 from mscodegen.render.launch import LAUNCH_NAME, render_launch
@@ -20,15 +20,16 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
 
 def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
     """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
-    shared = build_shared(
+    shared, plans = build_plans(
         loaded.config,
+        variants,
         source=loaded.path.as_posix(),
         config_dir=loaded.path.parent,
         out_dir=out_dir,
         name=loaded.name,
         config_sha256=loaded.sha256,
     )
-    sources = {SCRIPT_NAMES[v]: render(variant_plan(loaded.config, shared, v)) for v in variants}
+    sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
     files = format_all(sources)
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:

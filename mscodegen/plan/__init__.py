@@ -16,12 +16,14 @@ from mscodegen import __version__
 from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
     Checkpoint,
     Constant,
     DeviceNote,
     EarlyStopping,
+    Header,
     KeepBest,
     build_checkpoint,
     build_constants,
@@ -30,7 +32,6 @@ from mscodegen.plan.loop import (
     build_keep_best,
 )
 from mscodegen.plan.setup import (
-    ImportedName,
     Loss,
     LRSchedule,
     Metric,
@@ -44,32 +45,28 @@ from mscodegen.plan.setup import (
     build_network,
     build_optimizer,
     build_runtime,
+    sys_paths,
 )
 from mscodegen.plan.step import Amp, Parallel, Step, build_amp, build_parallel, build_step
 from mscodegen.schema import Config
+from mscodegen.schema.gan import GanConfig
 
 __all__ = [
     "SCRIPT_NAMES",
     "VARIANTS",
+    "AnyPlan",
+    "AnyShared",
     "Plan",
     "Shared",
     "Variant",
     "build_plan",
+    "build_plans",
     "build_shared",
 ]
 
 Variant = Literal["model", "native"]
 VARIANTS: tuple[Variant, ...] = ("model", "native")
 SCRIPT_NAMES: dict[str, str] = {"model": "train_model.py", "native": "train_native.py"}
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    name: str
-    source: str  # the config path as given
-    out_dir: str
-    version: str  # mscodegen's
-    config_sha256: str | None  # of the resolved config
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +195,36 @@ class Plan:
         """eval.every_epochs above 1: evaluations only in eval_epochs."""
         return self.shared.eval_data is not None and self.shared.eval_every != 1
 
+    @property
+    def template(self) -> str:
+        return f"train_{self.variant}.py.j2"
+
+
+AnyShared = Shared | GanShared  # one network, or two (gan:)
+AnyPlan = Plan | GanPlan
+
+
+def build_plans(
+    cfg: Config | GanConfig,
+    variants: tuple[Variant, ...] = ("model", "native"),
+    *,
+    source: str,
+    config_dir: Path,
+    out_dir: Path,
+    name: str,
+    config_sha256: str | None = None,
+) -> tuple[AnyShared, dict[Variant, AnyPlan]]:
+    """The variant-free part and each variant's plan, for a config of one network or of two."""
+    if isinstance(cfg, GanConfig):
+        gan = build_gan_shared(
+            cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
+        )
+        return gan, {v: gan_variant_plan(cfg, gan, v) for v in variants}
+    shared = build_shared(
+        cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
+    )
+    return shared, {v: variant_plan(cfg, shared, v) for v in variants}
+
 
 def build_shared(
     cfg: Config,
@@ -245,7 +272,7 @@ def build_shared(
         runtime=build_runtime(cfg),
         network=network,
         data_helpers=data.helpers,
-        sys_paths=_sys_paths(
+        sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
             + [m.factory for m in metrics]
         ),
@@ -352,19 +379,6 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
         needs_steps_per_epoch=needs_steps,
     )
-
-
-def _sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The folders the config's own modules live in (beside it), each put on sys.path once."""
-    found: dict[str, list[str]] = {}
-    for name in names:
-        if (
-            name is not None
-            and name.sys_path is not None
-            and name.module not in found.setdefault(name.sys_path, [])
-        ):
-            found[name.sys_path].append(name.module)
-    return tuple((path, tuple(modules)) for path, modules in found.items())
 
 
 def _callbacks(s: Shared) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from mscodegen.schema.data import (
     split_fractions,
 )
 from mscodegen.schema.data import Dataset as DatasetSpec
+from mscodegen.schema.gan import GanConfig
 
 UINT8_SOURCES = ("mnist", "cifar10", "image_folder")
 FILE_SOURCES = (*UINT8_SOURCES, "csv")
@@ -96,6 +97,7 @@ class DatasetFn:
     workers_line: str | None  # num_workers above 1: `workers = min(N, os.cpu_count())`, the function's first
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
     csv: CsvSteps | None = None  # kind csv: split, dropped rows, columns made from CSV columns
+    batch_map: str = ""  # more batch() arguments: a gan's per_batch_map that adds the latent vectors
 
     @property
     def factory_keys(self) -> str:
@@ -136,7 +138,7 @@ def _hole(name: str) -> str:
     return f"\x00{name}\x00"
 
 
-def build_data(cfg: Config, rel: Relative) -> DataPlan:
+def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
     """data.train (sharded under data parallel) and data.eval, as one function or two."""
     sharded = cfg.parallel.mode == "data_parallel"
     specs: list[tuple[str, DatasetSpec]] = [("train", cfg.data.train)]
@@ -200,7 +202,7 @@ def _path_expr(path: str, data_dir: str | None) -> str:
 
 
 def _split(
-    cfg: Config,
+    cfg: Config | GanConfig,
     spec: DatasetSpec,
     split: str,
     rel: Relative,
@@ -309,7 +311,7 @@ def _reads_classes(spec: DatasetSpec) -> bool:
     return isinstance(spec, CsvData) and any(isinstance(v, str) for v in spec.columns.values())
 
 
-def _csv_steps(cfg: Config, spec: CsvData) -> CsvSteps:
+def _csv_steps(cfg: Config | GanConfig, spec: CsvData) -> CsvSteps:
     """The split, the dropped rows and one map per batch column; project() orders the batch's columns."""
     split, comment = None, ""
     if spec.split is not None:
@@ -345,7 +347,7 @@ def _csv_helpers(specs: Sequence[CsvData]) -> tuple[str, ...]:
     return tuple(name for name in CSV_HELPERS if name in used)
 
 
-def _workers(cfg: Config, spec: DatasetSpec) -> tuple[str, str | None]:
+def _workers(cfg: Config | GanConfig, spec: DatasetSpec) -> tuple[str, str | None]:
     """num_parallel_workers only where it matters: set in the config, or ops that run in Python
     (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8).
 
@@ -390,7 +392,7 @@ _ONE_HOT_COMMENTS = {
 }
 
 
-def _with_pipelines(cfg: Config, split: str, planned: _Split) -> _Split:
+def _with_pipelines(cfg: Config | GanConfig, split: str, planned: _Split) -> _Split:
     """Add the per-column pipelines, the soft labels and the buffered shuffle to a split's plan."""
     spec = cfg.data.train if split == "train" else cfg.data.eval
     assert spec is not None
@@ -400,7 +402,7 @@ def _with_pipelines(cfg: Config, split: str, planned: _Split) -> _Split:
         if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
         else None
     )
-    classes = soft_label_classes(cfg)
+    classes = soft_label_classes(cfg) if isinstance(cfg, Config) else None  # a gan has no batch ops
     fn, values = planned.fn, dict(planned.values)
     if pipelines is None and buffer is None and classes is None:
         return planned

@@ -8,6 +8,7 @@ from typing import Literal
 from mscodegen.catalog.literals import literal
 from mscodegen.plan.step import Step
 from mscodegen.schema import Config
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.optim import (
     CosineLR,
     ExponentialLR,
@@ -20,6 +21,17 @@ from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
 from mscodegen.schema.training import LOWER_IS_BETTER
 
 DEVICES = ("CPU", "GPU", "Ascend")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The scripts' docstring header (both forms): the run, the config, mscodegen's version."""
+
+    name: str
+    source: str  # the config path as given
+    out_dir: str
+    version: str  # mscodegen's
+    config_sha256: str | None  # of the resolved config
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,31 +108,14 @@ def build_constants(
     resumable: bool,
 ) -> tuple[tuple[Constant, ...], ...]:
     """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
-    run = []
-    if resumable:
-        run.append(
-            Constant(
-                "CONFIG_SHA256",
-                literal(config_sha256 or ""),
-                "",
-                "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
-            )
-        )
-        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", ""))
-    if data_dir is not None:
-        run.append(Constant("DATA_DIR", data_dir, data_keys))
-    run += [
-        Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
-        Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
-    ]
-    if cfg.callbacks.loss_monitor:
-        run.append(Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"))
-    if cfg.callbacks.checkpoint is not None:
-        run.append(Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"))
-    if cfg.runtime.max_device_memory:
-        run.append(
-            Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
-        )
+    run = run_constants(
+        cfg,
+        data_dir=data_dir,
+        data_keys=data_keys,
+        config_sha256=config_sha256,
+        resumable=resumable,
+        output_dir=cfg.callbacks.checkpoint is not None,
+    )
     opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
@@ -141,39 +136,14 @@ def build_constants(
         groups.append(group)
     ckpt = cfg.callbacks.checkpoint
     if ckpt is not None:
-        group = [
-            Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
-            Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
-            Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
-        ]
-        if ckpt.every_steps:
-            group.append(
-                Constant(
-                    "CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps"
-                )
-            )
-        else:
-            group.append(
-                Constant(
-                    "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
-                )
-            )
+        group = checkpoint_constants(cfg)
         if ckpt.keep is not None and cfg.data.eval is not None:
             group += [
                 Constant("BEST_KEEP", literal(ckpt.keep.best), "callbacks.checkpoint.keep.best"),
                 Constant("BEST_MONITOR", literal(ckpt.keep.monitor), "callbacks.checkpoint.keep.monitor"),
             ]
         groups.append(group)
-    precision = []
-    ls = cfg.loss_scale
-    if isinstance(ls, FixedLossScale):
-        precision.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
-    if isinstance(ls, DynamicLossScale):
-        precision += [
-            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
-            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
-            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
-        ]
+    precision = loss_scale_constants(cfg)
     clip = cfg.grad.clip
     if clip is not None:
         name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
@@ -190,14 +160,91 @@ def build_constants(
                 Constant("EMA_WARMUP_STEPS", literal(cfg.ema.warmup_steps), "ema.warmup_steps"),
             ]
         )
-    if cfg.parallel.mode == "data_parallel":
-        groups.append(
-            [
-                Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
-                Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
-            ]
-        )
+    groups.append(parallel_constants(cfg))
     return tuple(tuple(group) for group in groups if group)
+
+
+def run_constants(
+    cfg: Config | GanConfig,
+    *,
+    data_dir: str | None,
+    data_keys: str,
+    config_sha256: str | None,
+    resumable: bool,
+    output_dir: bool,
+) -> list[Constant]:
+    """The run's own constants, first in every script: the config's sha256, the data, seed, epochs."""
+    run = []
+    if resumable:
+        run.append(
+            Constant(
+                "CONFIG_SHA256",
+                literal(config_sha256 or ""),
+                "",
+                "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
+            )
+        )
+        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", ""))
+    if data_dir is not None:
+        run.append(Constant("DATA_DIR", data_dir, data_keys))
+    run += [
+        Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
+        Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
+    ]
+    if cfg.callbacks.loss_monitor:
+        run.append(Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"))
+    if output_dir:
+        run.append(Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"))
+    if cfg.runtime.max_device_memory:
+        run.append(
+            Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
+        )
+    return run
+
+
+def checkpoint_constants(cfg: Config | GanConfig) -> list[Constant]:
+    """callbacks.checkpoint's: where, under which prefix, how many, how often."""
+    ckpt = cfg.callbacks.checkpoint
+    assert ckpt is not None
+    group = [
+        Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
+        Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
+        Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
+    ]
+    if ckpt.every_steps:
+        group.append(
+            Constant("CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps")
+        )
+    else:
+        group.append(
+            Constant(
+                "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
+            )
+        )
+    return group
+
+
+def loss_scale_constants(cfg: Config | GanConfig) -> list[Constant]:
+    ls = cfg.loss_scale
+    out = []
+    if isinstance(ls, FixedLossScale):
+        out.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
+    if isinstance(ls, DynamicLossScale):
+        out += [
+            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
+            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
+            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
+        ]
+    return out
+
+
+def parallel_constants(cfg: Config | GanConfig) -> list[Constant]:
+    if cfg.parallel.mode != "data_parallel":
+        return []
+    return [
+        Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
+        Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
+    ]
 
 
 def _schedule_constants(cfg: Config) -> list[Constant]:
@@ -234,7 +281,7 @@ def _schedule_constants(cfg: Config) -> list[Constant]:
     return out
 
 
-def build_device_notes(cfg: Config, *, model_variant: bool) -> tuple[DeviceNote, ...]:
+def build_device_notes(cfg: Config | GanConfig, *, model_variant: bool) -> tuple[DeviceNote, ...]:
     """What differs per device (--device), printed when the script starts; empty when nothing does."""
     notes: dict[str, list[str]] = {device: [] for device in DEVICES}
     train = cfg.train

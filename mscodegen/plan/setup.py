@@ -13,6 +13,7 @@ from typing import Literal
 from mscodegen.catalog.literals import call, literal
 from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from mscodegen.schema.optim import (
@@ -23,6 +24,7 @@ from mscodegen.schema.optim import (
     PiecewiseLR,
     PolynomialLR,
 )
+from mscodegen.schema.optim import Optimizer as OptimizerSection
 from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
@@ -219,7 +221,7 @@ class Metric:
     factory: ImportedName | None
 
 
-def build_runtime(cfg: Config) -> Runtime:
+def build_runtime(cfg: Config | GanConfig) -> Runtime:
     rt = cfg.runtime
     return Runtime(
         mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
@@ -309,20 +311,7 @@ def build_lr(cfg: Config) -> LRSchedule:
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     opt = cfg.optimizer
-    args: list[tuple[str, str]] = []
-    if opt.name in ("momentum", "sgd"):
-        args.append(("momentum", literal(opt.momentum)))
-    if opt.name == "sgd" and opt.dampening:
-        args.append(("dampening", literal(opt.dampening)))
-    if opt.name in ("momentum", "sgd") and opt.nesterov:
-        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
-    if opt.name in ("adam", "adamw", "lamb"):
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
-    if opt.name == "lion":
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
-    if opt.name == "rmsprop":
-        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
-        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    args = optimizer_args(opt)
     rule = opt.decay_rule
     is_list = cfg.lr_schedule.kind != "constant"
     groups = tuple(replace(g, lr_expr=_group_lr(g.lr_scale, is_list)) for g in _optimizer_groups(cfg))
@@ -347,6 +336,25 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
         module=module,
     )
+
+
+def optimizer_args(opt: OptimizerSection) -> list[tuple[str, str]]:
+    """The optimizer's own keyword arguments after the learning rate: (keyword, Python expression)."""
+    args: list[tuple[str, str]] = []
+    if opt.name in ("momentum", "sgd"):
+        args.append(("momentum", literal(opt.momentum)))
+    if opt.name == "sgd" and opt.dampening:
+        args.append(("dampening", literal(opt.dampening)))
+    if opt.name in ("momentum", "sgd") and opt.nesterov:
+        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
+    if opt.name in ("adam", "adamw", "lamb"):
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+    if opt.name == "lion":
+        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
+    if opt.name == "rmsprop":
+        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
+        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+    return args
 
 
 def _group_lr(scale: str | None, is_list: bool) -> str:
@@ -436,3 +444,16 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
         else:
             out.append(Metric(m.key, METRIC_CLASSES[m.name], None))
     return tuple(out)
+
+
+def sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folders the config's own modules live in (beside it), each put on sys.path once."""
+    found: dict[str, list[str]] = {}
+    for name in names:
+        if (
+            name is not None
+            and name.sys_path is not None
+            and name.module not in found.setdefault(name.sys_path, [])
+        ):
+            found[name.sys_path].append(name.module)
+    return tuple((path, tuple(modules)) for path, modules in found.items())

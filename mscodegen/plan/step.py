@@ -7,6 +7,7 @@ from typing import Literal
 
 from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.precision import DynamicLossScale, FixedLossScale, GlobalNormClip, NormClip
 
 AMP_DESCRIPTIONS = {
@@ -103,7 +104,7 @@ def _and(items: tuple[str, ...] | list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def build_amp(cfg: Config) -> Amp:
+def build_amp(cfg: Config | GanConfig) -> Amp:
     amp = cfg.amp
     keep = amp.keep_batchnorm_fp32
     native_level = amp.level
@@ -189,7 +190,7 @@ def build_step(cfg: Config, rel: Relative) -> Step:
     )
 
 
-def build_parallel(cfg: Config) -> Parallel | None:
+def build_parallel(cfg: Config | GanConfig) -> Parallel | None:
     par = cfg.parallel
     if par.mode != "data_parallel":
         return None

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from mscodegen.catalog.literals import literal
-from mscodegen.plan import Plan
+from mscodegen.plan import AnyPlan
 from mscodegen.render.provenance import strip_markers
 
 
@@ -68,8 +68,8 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(plan: Plan, *, provenance: bool = False) -> str:
+def render(plan: AnyPlan, *, provenance: bool = False) -> str:
     """The script's source before black. The templates mark what each YAML key produced with
     provenance comments (provenance.py); they are kept only for `mscodegen explain`."""
-    marked = environment().get_template(f"train_{plan.variant}.py.j2").render(p=plan)
+    marked = environment().get_template(plan.template).render(p=plan)
     return marked if provenance else strip_markers(marked)[0]

@@ -20,7 +20,7 @@ from mscodegen.config.compose import YAML_SUFFIXES
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output._files import not_utf8
-from mscodegen.plan import SCRIPT_NAMES, VARIANTS, build_shared, variant_plan
+from mscodegen.plan import SCRIPT_NAMES, build_plans
 from mscodegen.render import render
 from mscodegen.render.fmt import format_code
 from mscodegen.render.provenance import LineKeys, carry_over, explain_key, keys_at, strip_markers
@@ -37,7 +37,7 @@ class Traced:
 
 def trace(loaded: LoadedConfig, out_dir: Path) -> list[Traced]:
     """Both scripts as `new` would write them into out_dir, with the keys of every line."""
-    shared = build_shared(
+    _, plans = build_plans(
         loaded.config,
         source=loaded.path.as_posix(),
         config_dir=loaded.path.parent,
@@ -46,9 +46,8 @@ def trace(loaded: LoadedConfig, out_dir: Path) -> list[Traced]:
         config_sha256=loaded.sha256,
     )
     traced = []
-    for variant in VARIANTS:
+    for variant, plan in plans.items():
         name = SCRIPT_NAMES[variant]
-        plan = variant_plan(loaded.config, shared, variant)
         real = format_code(render(plan), name)
         marked, keys = strip_markers(format_code(render(plan, provenance=True), name))
         traced.append(Traced(name, real, carry_over(marked.splitlines(), keys, real.splitlines())))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mscodegen.plan import Shared
+from mscodegen.plan import AnyShared
 from mscodegen.render import environment
 
 LAUNCH_NAME = "launch.sh"
 
 
-def render_launch(shared: Shared, default_script: str) -> str | None:
+def render_launch(shared: AnyShared, default_script: str) -> str | None:
     """The launch script's text, or None for a stand-alone config.
 
     `default_script` runs when no script is named on its command line.

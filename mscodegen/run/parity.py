@@ -29,6 +29,8 @@ from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
 from mscodegen.schema.rules import cross_section_problems
 
+# The per-step quantities, in the order differences are reported; any other key both logs hold (a
+# GAN's d_loss, g_loss, d_lr, ...) is compared too, after these.
 COMPARED = ("loss", "lr", "loss_scale", "overflow")
 SAVE_WEIGHTS = "--save-weights"
 WEIGHTS_NAME = "weights.ckpt"
@@ -186,7 +188,7 @@ def step_differences(
     la, lb = labels
     problems = []
     for ra, rb in zip(a, b, strict=False):
-        for key in ("step", "epoch", *COMPARED):
+        for key in compared_keys(ra, rb):
             if ra.get(key) != rb.get(key):
                 problems.append(
                     f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
@@ -196,6 +198,17 @@ def step_differences(
     return problems
 
 
+def compared_keys(a: Record, b: Record) -> list[str]:
+    """Every key either record holds: step, epoch and COMPARED first, then the rest by name."""
+    known = ("step", "epoch", *COMPARED)
+    return [*known, *sorted((set(a) | set(b)) - set(known))]
+
+
+def loss_keys(record: Record) -> list[str]:
+    """The losses a loss-log record holds: `loss`, or a GAN's `d_loss` and `g_loss`."""
+    return [key for key in record if key == "loss" or key.endswith("_loss")]
+
+
 def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.9g}"
@@ -203,24 +216,36 @@ def _fmt(value: object) -> str:
 
 
 def print_table(model: RunResult, native: RunResult) -> None:
-    extra = [k for k in ("loss_scale", "overflow") if any(k in r for r in model.steps)]
-    header = ["step", "epoch", "model loss", "native loss", "|diff|", "lr", *extra, "same"]
+    """One row per step: one loss from both variants, or several losses (the model's) and the
+    largest difference; then the learning rates, loss scales and overflow flags."""
+    first = model.steps[0] if model.steps else {}
+    losses = loss_keys(first)
+    lrs = [k for k in first if k == "lr" or k.endswith("_lr")]
+    extra = [
+        k for k in compared_keys(first, first) if k in first and k not in ("step", "epoch", *losses, *lrs)
+    ]
+    shown = ["model loss", "native loss"] if losses == ["loss"] else losses
+    header = ["step", "epoch", *shown, "|diff|", *lrs, *extra, "same"]
     print("  ".join(f"{h:>14}" for h in header))
     for ra, rb in zip(model.steps, native.steps, strict=False):
-        la, lb = ra["loss"], rb["loss"]
-        diff = abs(la - lb) if math.isfinite(la) and math.isfinite(lb) else float("nan")
-        same = all(ra.get(k) == rb.get(k) for k in COMPARED)
+        diffs = [_diff(ra.get(k), rb.get(k)) for k in losses]
+        values = [ra.get("loss"), rb.get("loss")] if losses == ["loss"] else [ra.get(k) for k in losses]
+        same = all(ra.get(k) == rb.get(k) for k in compared_keys(ra, rb))
         cells = [
             ra["step"],
             ra["epoch"],
-            la,
-            lb,
-            diff,
-            ra.get("lr"),
-            *(ra.get(k) for k in extra),
+            *values,
+            max(diffs, default=float("nan")),
+            *(ra.get(k) for k in (*lrs, *extra)),
             "yes" if same else "NO",
         ]
         print("  ".join(f"{_fmt(c):>14}" for c in cells))
+
+
+def _diff(a: object, b: object) -> float:
+    if isinstance(a, int | float) and isinstance(b, int | float) and math.isfinite(a) and math.isfinite(b):
+        return abs(a - b)
+    return float("nan")
 
 
 def _error(message: str) -> int:

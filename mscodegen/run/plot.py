@@ -13,10 +13,12 @@ from typing import Any
 # One quantity of one log: (x values, y values).
 Series = dict[str, tuple[list[float], list[float]]]
 
-# per-step quantities in a --loss-log record, in the order their subplots are drawn
+# per-step quantities in a --loss-log record, in the order their subplots are drawn; any other number
+# a record holds (a GAN's d_loss, g_loss, d_lr, ...) is drawn too
 STEP_KEYS = ("loss", "lr", "loss_scale")
 # what `-o` may name: formats matplotlib writes without extra packages
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+NOT_DRAWN = ("step", "epoch")
 
 
 class PlotError(Exception):
@@ -78,7 +80,8 @@ def _numbers(value: object, prefix: str) -> dict[str, float]:
 
 
 def series(records: list[dict[str, Any]]) -> Series:
-    """{quantity: (x, y)} of one log: loss/lr/loss_scale against step, `eval <metric>` against epoch."""
+    """{quantity: (x, y)} of one log: each number of a step (loss, lr, ...) against the step,
+    `eval <metric>` against the epoch."""
     out: Series = {}
     for record in records:
         if "metrics" in record:
@@ -87,9 +90,9 @@ def series(records: list[dict[str, Any]]) -> Series:
                 xs.append(float(record.get("epoch", len(xs) + 1)))
                 ys.append(value)
             continue
-        for key in STEP_KEYS:
-            reading = record.get(key)
-            if isinstance(reading, int | float) and not isinstance(reading, bool):
+        for key in record:
+            reading = record[key]
+            if key not in NOT_DRAWN and isinstance(reading, int | float) and not isinstance(reading, bool):
                 xs, ys = out.setdefault(key, ([], []))
                 xs.append(float(record.get("step", len(xs) + 1)))
                 ys.append(float(reading))
@@ -107,8 +110,13 @@ def draw(curves: dict[str, Series], png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    quantities = [q for q in (*STEP_KEYS, "loss diff") if any(q in s for s in curves.values())]
-    quantities += sorted({q for s in curves.values() for q in s} - set(quantities))
+    found = {q for s in curves.values() for q in s}
+    quantities = [q for q in (*STEP_KEYS, "loss diff") if q in found]
+    # a GAN's: d_loss, g_loss, their diffs, then d_lr, g_lr, ...; the evaluations last
+    rest = found - set(quantities)
+    quantities += sorted(
+        rest, key=lambda q: (q.startswith("eval "), q.startswith("eval ") or "loss" not in q, q)
+    )
     if not quantities:
         raise PlotError("the logs hold nothing to plot (no loss, lr, loss_scale or metrics)")
     fig, axes = plt.subplots(len(quantities), 1, figsize=(8, 2.6 * len(quantities)), squeeze=False)
@@ -140,8 +148,9 @@ def parity_curves(model: list[dict[str, Any]], native: list[dict[str, Any]]) -> 
     """Both variants' series plus their per-step loss difference (parity --plot)."""
     a, b = series(model), series(native)
     diff: Series = {}
-    if "loss" in a and "loss" in b:
-        xs = [x for x, _ in zip(a["loss"][0], b["loss"][0], strict=False)]
-        ys = [ya - yb for ya, yb in zip(a["loss"][1], b["loss"][1], strict=False)]
-        diff = {"loss diff": (xs, ys)}
+    for key in sorted(set(a) & set(b)):
+        if key == "loss" or key.endswith("_loss"):  # a GAN's d_loss and g_loss
+            xs = [x for x, _ in zip(a[key][0], b[key][0], strict=False)]
+            ys = [ya - yb for ya, yb in zip(a[key][1], b[key][1], strict=False)]
+            diff[f"{key} diff"] = (xs, ys)
     return {"model": a, "native": b, "model - native": diff}

@@ -21,6 +21,7 @@ from pathlib import Path
 from mscodegen.config.errors import Problem
 from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.schema.data import ImportedData, fixed_transforms
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.parallel import Parallel
 from mscodegen.schema.training import ImportedMetric, eval_metrics
@@ -255,9 +256,9 @@ def _metric_key(stderr: str, loaded: LoadedConfig) -> Key | None:
         m = _FRAME.match(line)
         if m and Path(m.group("file")).parent.name == "metrics" and "mindspore" in m.group("file"):
             names = _METRIC_FILES.get(Path(m.group("file")).name, names)
-    if not names:
-        return None
     cfg = loaded.config
+    if not names or isinstance(cfg, GanConfig):  # a gan evaluates no metric
+        return None
     metrics = eval_metrics(cfg.eval, cfg.loss.name)
     for i, metric in enumerate(metrics):
         if metric.name in names:
@@ -272,6 +273,8 @@ def _kwarg_key(error: str, loaded: LoadedConfig) -> Key | None:
     if bad is None:
         return None
     cfg = loaded.config
+    if isinstance(cfg, GanConfig):
+        return None
     owners: list[Key] = [("network",), ("loss",), ("data", "train"), ("data", "eval")]
     owners += [("eval", "metrics", i) for i in range(len(cfg.eval.metrics) if cfg.eval else 0)]
     found = [owner for owner in owners if bad.group(1) in _kwargs_at(loaded, owner)]
@@ -308,6 +311,8 @@ def _in_eval(stderr: str) -> bool:
 
 
 def _classes_key(loaded: LoadedConfig) -> Key:
+    if isinstance(loaded.config, GanConfig):
+        return ()  # a gan does not read the labels
     net = loaded.config.network
     if isinstance(net, ImportedNetwork):
         for key in net.kwargs:
@@ -319,6 +324,8 @@ def _classes_key(loaded: LoadedConfig) -> Key:
 
 def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     cfg = loaded.config
+    if isinstance(cfg, GanConfig):
+        return ("gan",), "the networks against data.train's images"
     net = cfg.network
     if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
         spec = cfg.data.eval
@@ -433,12 +440,19 @@ def _mentions(error: str, path: str) -> bool:
 def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
     cfg = loaded.config
     sites: dict[Key, str] = {}
-    if isinstance(cfg.network, ImportedNetwork):
+    if isinstance(cfg, GanConfig):
+        for role in ("generator", "discriminator"):
+            net = getattr(cfg.gan, role).network
+            if isinstance(net, ImportedNetwork):
+                sites["gan", role, "network", "factory"] = net.factory
+    elif isinstance(cfg.network, ImportedNetwork):
         sites["network", "factory"] = cfg.network.factory
     for split in ("train", "eval"):
         spec = getattr(cfg.data, split)
         if isinstance(spec, ImportedData):
             sites["data", split, "factory"] = spec.factory
+    if isinstance(cfg, GanConfig):
+        return sites
     for i, metric in enumerate(cfg.eval.metrics if cfg.eval else []):
         if isinstance(metric, ImportedMetric):
             sites["eval", "metrics", i, "class"] = metric.cls

@@ -77,13 +77,30 @@ COLUMN_LOCALS = HOST_LOCALS
 HOST_LOCALS = HOST_LOCALS | DEFAULT_COLUMNS
 
 SCRIPT_NAMES = SCRIPT_IMPORTS | SCRIPT_DEFINITIONS | SCRIPT_CONSTANTS | HOST_LOCALS
+
+# What the GAN scripts (gan:) add: reserved for a gan config's objects only, so that a one-network
+# config may still name its network Generator.
+GAN_NAMES = frozenset(
+    {
+        "D_LR", "D_STEPS", "D_WEIGHT_DECAY", "Discriminator", "DiscriminatorLoss", "GAMMA_INIT",
+        "GANTrainStep", "G_LR", "G_WEIGHT_DECAY", "Generator", "GeneratorLoss", "LATENT_DIM",
+        "LossesMonitor", "SAMPLES_DIR", "SAMPLE_COLUMNS", "SAMPLE_COUNT", "SAMPLE_SEED", "SampleGrid",
+        "ScaledLoss", "TrainState", "WEIGHT_INIT", "add_latent_noise", "conv_block", "d_finite", "d_grad_fn",
+        "d_grads", "d_loss", "d_lr", "d_optimizer", "d_overflow", "d_reducer", "d_scale", "d_scaler",
+        "deconv_block", "discriminator", "fake", "fixed_noise", "g_finite", "g_grad_fn", "g_grads", "g_loss",
+        "g_lr", "g_optimizer", "g_overflow", "g_reducer", "g_scale", "g_scaler", "generator", "i", "info",
+        "networks", "noise", "prefix_optimizer_state", "rows", "samples", "save_samples", "scales", "size",
+        "state", "z",
+    }
+)  # fmt: skip
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
-RESERVED_NAMES = SCRIPT_NAMES | BUILTIN_NAMES
+RESERVED_NAMES = SCRIPT_NAMES | GAN_NAMES | BUILTIN_NAMES
 
 
-def collision(name: str) -> str | None:
-    """Why `name` (already NFKC-normalized) cannot name a user object in the scripts, or None."""
-    if name in SCRIPT_NAMES:
+def collision(name: str, *, gan: bool = False) -> str | None:
+    """Why `name` (already NFKC-normalized) cannot name a user object in the scripts (the GAN
+    scripts: `gan`), or None."""
+    if name in SCRIPT_NAMES or (gan and name in GAN_NAMES):
         return f"{name!r} is a name the generated scripts use themselves; rename your object"
     if name in BUILTIN_NAMES:
         return f"{name!r} would shadow Python's builtin {name}() in the generated scripts; rename your object"

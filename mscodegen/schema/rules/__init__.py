@@ -7,16 +7,19 @@ data, network, tables (CSV sources; registered on import) and modules (the file 
 own modules).
 """
 
-from mscodegen.schema.rules import data, network, tables, training  # noqa: F401  (registers their rules)
-from mscodegen.schema.rules._registry import SECTIONS, cross_section_problems
+from mscodegen.schema.rules import data, gan, network, tables, training  # noqa: F401  (registers their rules)
+from mscodegen.schema.rules._registry import GAN_SECTIONS, SECTIONS, cross_section_problems
+from mscodegen.schema.rules.gan import gan_module_problems
 from mscodegen.schema.rules.modules import file_problems, identifier_problems, weight_file_problems
 from mscodegen.schema.rules.network import REGRESSION_LOSSES
 
 __all__ = [
+    "GAN_SECTIONS",
     "REGRESSION_LOSSES",
     "SECTIONS",
     "cross_section_problems",
     "file_problems",
+    "gan_module_problems",
     "identifier_problems",
     "weight_file_problems",
 ]

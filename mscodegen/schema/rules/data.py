@@ -19,6 +19,7 @@ from mscodegen.schema.data import (
     fixed_transforms,
     pipelines_of,
 )
+from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.names import column_collision
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.optim import (
@@ -40,13 +41,13 @@ def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[V
             )
 
 
-def known_train_batches(cfg: Config, config_dir: Path | None = None) -> int | None:
+def known_train_batches(cfg: Config | GanConfig, config_dir: Path | None = None) -> int | None:
     """Batches per epoch (per shard) of data.train when the config, or a cheap look at files, tells it."""
     batches = _batches(cfg.data.train, "train", config_dir, cfg.parallel.workers if _sharded(cfg) else 1)
     return None if batches is None else batches[0]
 
 
-def _sharded(cfg: Config) -> bool:
+def _sharded(cfg: Config | GanConfig) -> bool:
     return cfg.parallel.mode == "data_parallel" and cfg.parallel.workers > 1
 
 

@@ -1,0 +1,191 @@
+"""Rules of a gan config: each network against the data's images, and what two networks cannot do yet.
+
+Every message about a feature of the one-network form says "not supported with two networks (gan)",
+at the key that asks for it (mscodegen.config.forms says it for the sections a gan config has no place for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+from mscodegen.catalog import pipeline
+from mscodegen.schema import image_shape_of
+from mscodegen.schema._base import python_name
+from mscodegen.schema.data import ImportedData, fixed_transforms, pipelines_of
+from mscodegen.schema.gan import DCGAN_SIZES, NOT_YET, DcganDiscriminator, DcganGenerator, GanConfig
+from mscodegen.schema.names import collision
+from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
+from mscodegen.schema.rules._registry import KeyPath, Violation, rule
+from mscodegen.schema.rules.data import _shape_key, after, known_train_batches
+from mscodegen.schema.rules.modules import _data_dir_problems, _import_problems
+
+ROLES = ("generator", "discriminator")
+
+
+@rule("gan", "data.train")
+def _image_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+    """The generator makes data.train's images; the discriminator takes them."""
+    gen, disc = cfg.gan.generator.network, cfg.gan.discriminator.network
+    spec = cfg.data.train
+    builtin = [
+        role
+        for role in ROLES
+        if isinstance(getattr(cfg.gan, role).network, DcganGenerator | DcganDiscriminator)
+    ]
+    if builtin:
+        yield from _chw_rules(cfg)
+    shape = image_shape_of(spec)
+    if shape is None:
+        for role in builtin:
+            yield (
+                ("gan", role, "network"),
+                f"the builtin {role} needs data.train's image shape: set data.train.image_shape "
+                "(or resize the images in data.train.transforms)",
+            )
+        return
+    channels, height, width = shape
+    if isinstance(gen, DcganGenerator) and (height, width) != (gen.image_size, gen.image_size):
+        fits = height == width and height in DCGAN_SIZES
+        fix = (
+            f"set image_size: {height}"
+            if fits
+            else f"resize data.train to [{gen.image_size}, {gen.image_size}]"
+        )
+        yield (
+            ("gan", "generator", "network", "image_size"),
+            f"dcgan_generator makes {gen.image_size}x{gen.image_size} images but data.train's are "
+            f"{height}x{width} {after(spec)}: {fix}",
+        )
+    if isinstance(disc, DcganDiscriminator) and (height != width or height not in DCGAN_SIZES):
+        sizes = ", ".join(map(str, DCGAN_SIZES[:-1])) + f" or {DCGAN_SIZES[-1]}"
+        yield (
+            _shape_key("train", spec),
+            f"dcgan_discriminator takes square images of {sizes} pixels a side, but data.train's are "
+            f"{height}x{width} {after(spec)}",
+        )
+    if isinstance(disc, MindcvNetwork):
+        if disc.num_classes != 1:
+            yield (
+                ("gan", "discriminator", "network", "num_classes"),
+                "the discriminator returns one logit per image: set num_classes: 1",
+            )
+        in_channels, key = 3, ("gan", "discriminator", "network")  # type: tuple[int, KeyPath]
+        for name, value in disc.kwargs.items():
+            if python_name(name) == "in_channels" and isinstance(value, int):
+                in_channels, key = value, (*key, "kwargs", name)
+        if in_channels != channels:
+            yield (
+                key,
+                f"mindcv's {disc.name} takes {in_channels}-channel images but data.train gives {channels} "
+                f"channels: set kwargs.in_channels: {channels}",
+            )
+
+
+def _chw_rules(cfg: GanConfig) -> Iterator[Violation]:
+    """The builtin networks' convolutions take CHW images."""
+    pipelines = pipelines_of(cfg.data, "train")
+    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
+        yield (
+            ("data", "train", "transforms", "image"),
+            "the builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
+        )
+    transforms = fixed_transforms(cfg.data.train)
+    if transforms is not None and not transforms.hwc_to_chw:
+        yield (
+            ("data", "train", "transforms", "hwc_to_chw"),
+            "the builtin networks expect CHW images; keep it true",
+        )
+
+
+@rule("gan", "data", "parallel")
+def _data_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+    data = cfg.data
+    if len(data.inputs) != 1:
+        yield ("data", "inputs"), "a gan takes one image column (the discriminator's input): name one"
+    if len(data.labels) != 1:
+        yield (
+            ("data", "labels"),
+            "a gan replaces the label column with the latent vectors: name one column (the data's labels are "
+            "not used)",
+        )
+    if data.eval is not None:
+        yield ("data", "eval"), f"evaluation is {NOT_YET} (the sample grid shows the progress)"
+    if data.train.batch_transforms:
+        yield ("data", "train", "batch_transforms"), f"batch-level ops (they mix labels) are {NOT_YET}"
+    batches = known_train_batches(cfg, config_dir)
+    k = cfg.gan.d_steps
+    if batches and k > 1 and batches // k == 0:
+        yield (
+            ("gan", "d_steps"),
+            f"a step reads {k} batches (one per discriminator update) but data.train gives {batches} per "
+            "epoch: no step would be trained; lower d_steps or data.train.batch_size",
+        )
+
+
+@rule("gan", "callbacks", "train", "amp")
+def _loop_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+    if cfg.callbacks.early_stopping is not None:
+        yield (
+            ("callbacks", "early_stopping"),
+            f"early stopping (it watches an evaluation metric) is {NOT_YET}",
+        )
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is not None and ckpt.keep is not None:
+        yield ("callbacks", "checkpoint", "keep"), f"keeping the best checkpoints by a metric is {NOT_YET}"
+    if cfg.train.dataset_sink_mode:
+        yield ("train", "dataset_sink_mode"), f"sink mode is {NOT_YET}"
+    if cfg.amp.fp32_cells:
+        yield (
+            ("amp", "fp32_cells"),
+            f"keeping cells in float32 is {NOT_YET} (amp.level applies to both networks)",
+        )
+
+
+@rule("gan", "runtime", "loss_scale")
+def _role_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+    """What each network's optimizer and network section may hold with two networks."""
+    for role in ROLES:
+        part = getattr(cfg.gan, role)
+        opt, net, at = part.optimizer, part.network, ("gan", role)
+        if opt.groups:
+            yield (*at, "optimizer", "groups"), f"parameter groups are {NOT_YET}"
+        if opt.layer_decay is not None:
+            yield (*at, "optimizer", "layer_decay"), f"layer-wise LR decay is {NOT_YET}"
+        if opt.decay_rule != "mindspore_default":
+            yield (*at, "optimizer", "decay_filter"), f"decay_filter {opt.decay_filter} is {NOT_YET}"
+        if opt.name == "lamb" and cfg.runtime.device_target == "CPU":
+            yield (
+                (*at, "optimizer", "name"),
+                "lamb: nn.Lamb's kernel has no CPU implementation in MindSpore 2.10; use adam or adamw",
+            )
+        if isinstance(net, ImportedNetwork | MindcvNetwork):
+            if net.checkpoint is not None:
+                yield (*at, "network", "checkpoint"), f"loading weights before training is {NOT_YET}"
+            if net.freeze is not None:
+                yield (*at, "network", "freeze"), f"freezing parameters is {NOT_YET}"
+
+
+def gan_module_problems(cfg: GanConfig, config_dir: Path | None, valid: Collection[str]) -> list[Violation]:
+    """The user's modules and data folders of a gan config (schema/rules/modules.py's checks)."""
+    problems: list[Violation] = []
+    sites: list[tuple[KeyPath, str, dict[str, object]]] = []
+    if "gan" in valid:
+        for role in ROLES:
+            net = getattr(cfg.gan, role).network
+            if isinstance(net, ImportedNetwork):
+                sites.append((("gan", role, "network", "factory"), net.factory, net.kwargs))
+    splits = ("train", "eval") if "data" in valid else ("train",) if "data.train" in valid else ()
+    for split in splits:
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            sites.append((("data", split, "factory"), spec.factory, spec.kwargs))
+        elif spec is not None and hasattr(spec, "path") and config_dir is not None:
+            problems += _data_dir_problems(spec, ("data", split), config_dir)
+    for at, path, kwargs in sites:
+        why = collision(path.partition(":")[2], gan=True)
+        if why:
+            problems.append((at, why))
+        elif config_dir is not None:
+            problems += _import_problems(path, at, config_dir, kwargs)
+    return problems
