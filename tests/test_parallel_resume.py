@@ -70,7 +70,7 @@ def _resumed_at(result: RunResult) -> dict[int, str]:
     found = {}
     for rank in (0, 1):
         log = (result.output_dir.parent / "msrun_log" / f"worker_{rank}.log").read_text(errors="replace")
-        match = re.search(r"^resumed from \S*/(\S+) at step (\d+)$", log, re.MULTILINE)
+        match = re.search(r"^resumed from \S*/(\S+) \(run \S+\) at step (\d+)$", log, re.MULTILINE)
         found[rank] = f"{match.group(1)} at step {match.group(2)}" if match else "not resumed"
     return found
 

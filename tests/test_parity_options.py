@@ -294,6 +294,7 @@ def test_checkpoint_contents(write_config, tmp_path, checkpoint, expected):
         assert sorted(a) == sorted(b)
         assert any(key.startswith("moment1.") for key in a), "optimizer state is saved too"
         assert a.pop("config_sha256") == b.pop("config_sha256")  # a str: the resumable run's identity
+        assert a.pop("run_id") != b.pop("run_id")  # a str per run: two runs, two ids
         for key in a:
             assert a[key].dtype == b[key].dtype, key
             assert np.array_equal(a[key].asnumpy(), b[key].asnumpy()), key

@@ -196,6 +196,7 @@ def assert_same_checkpoint(a_dir, b_dir) -> None:
     b = ms.load_checkpoint(str(b_dir / "checkpoints" / b_files[-1]))
     assert sorted(a) == sorted(b)
     assert a.pop("config_sha256") == b.pop("config_sha256")  # a str: the resumable run's identity
+    assert a.pop("run_id") != b.pop("run_id")  # a str per run: two runs, two ids
     for name in a:
         assert a[name].dtype == b[name].dtype, name
         assert np.array_equal(a[name].asnumpy(), b[name].asnumpy()), name
