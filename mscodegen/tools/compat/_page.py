@@ -1,0 +1,185 @@
+"""The Markdown: docs/compat.md (`--page`), and the table printed after every run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mscodegen import __version__
+from mscodegen.tools.compat._compare import Cell
+from mscodegen.tools.compat._envs import REFERENCE, version_key
+from mscodegen.tools.compat._runs import EXAMPLES
+
+Results = dict[str, Any]  # results.json
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
+
+
+def table(results: Results, cells: list[Cell]) -> str:
+    """Version x example -> the cell text."""
+    by_key = {(c.version, c.example): c.text for c in cells}
+    examples = results["examples"]
+    lines = ["| MindSpore | " + " | ".join(examples) + " |", "|---" * (len(examples) + 1) + "|"]
+    for version in sorted(results["versions"], key=version_key):
+        row = [by_key.get((version, e), _not_run(results, version)) for e in examples]
+        lines.append(f"| {version} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def _not_run(results: Results, version: str) -> str:
+    env = results["envs"].get(version)
+    if env and env["how"] == "failed":
+        return "no environment: `" + str(env["error"]).replace("`", "'").replace("|", "\\|")[:160] + "`"
+    return "not run"
+
+
+def timings(results: Results, cells: list[Cell]) -> str:
+    """Seconds per environment and per parity run, for each version."""
+    examples = results["examples"]
+    seconds = {(c.version, c.example): c.seconds for c in cells}
+    lines = [
+        "| MindSpore | environment | " + " | ".join(examples) + " | total |",
+        "|---" * (len(examples) + 3) + "|",
+    ]
+    for version in sorted(results["versions"], key=version_key):
+        env = results["envs"].get(version, {})
+        row = [seconds.get((version, e)) for e in examples]
+        total = env.get("seconds", 0) + sum(s for s in row if s)
+        cols = [f"{s:.0f} s" if s is not None else "-" for s in row]
+        lines.append(
+            f"| {version} | {env.get('how', '-')} ({env.get('seconds', 0):.0f} s) | "
+            + " | ".join(cols)
+            + f" | {_minutes(total)} |"
+        )
+    return "\n".join(lines)
+
+
+def load_line(results: Results) -> str:
+    load = results["load"]
+    return f"{min(load):.1f}-{max(load):.1f} (1-minute load average, {sum(load) / len(load):.1f} on average)"
+
+
+def summary(results: Results, cells: list[Cell]) -> str:
+    """What the command prints at the end."""
+    return (
+        f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n"
+        f"wall time {_minutes(results['wall_s'])} on {results['machine']['cores']} cores, load {load_line(results)}"
+    )
+
+
+def differences(cells: list[Cell]) -> list[str]:
+    """One bullet per cell whose numbers are not the reference's."""
+    out = []
+    for c in cells:
+        if c.logs is not None and not c.logs.identical:
+            where = f"first at {c.logs.first}" if c.logs.first else ""
+            out.append(
+                f"- {c.version} {c.example}: {c.logs.differing} of {c.logs.steps} logged steps differ, {where}; "
+                f"at most {c.logs.max_ulps} ulp (|difference| up to {c.logs.max_abs:.3g})"
+                + "".join(f"; {p}" for p in c.logs.problems[:3])
+                + _weights_note(c)
+            )
+        elif c.weights:
+            out.append(f"- {c.version} {c.example}: final weights differ: {c.weights[0]}")
+    return out
+
+
+def _weights_note(c: Cell) -> str:
+    if c.weights is None:
+        return "; final weights not compared (under msrun each rank would write them)"
+    return f"; final weights: {c.weights[0]}" if c.weights else f"; final weights == {REFERENCE}'s"
+
+
+WHY = f"""\
+Why: where the logged losses differ, they differ at isolated steps, by a few float32 ulp, and the steps
+after them agree again; where the final weights were compared they are `==` to {REFERENCE}'s. The
+training took the same path on both versions (the data, the initial weights, every update are the same);
+only the loss value the scripts log (a float32 reduction of the batch's losses) rounds differently in the
+last bit or few. Reproducible: every run of a version gives the same numbers."""
+
+
+def page(results: Results, cells: list[Cell]) -> str:
+    diffs = differences(cells)
+    failed = [c for c in cells if c.failed]
+    all_equal_weights = all(c.weights == () for c in cells if c.logs is not None and not c.logs.identical)
+    machine = results["machine"]
+    parts = [
+        "# MindSpore versions",
+        "",
+        "<!-- Written by `make compat` (python -m mscodegen.tools.compat --page docs/compat.md). "
+        "Do not edit: run it again. -->",
+        "",
+        f"The generated scripts run on every MindSpore release that PyPI offers for Python {machine['python'][:4]}: "
+        f"`pip install 'mscodegen[run]'` accepts `mindspore>=2.7,<2.11`. The test suite and the golden files use "
+        f"{REFERENCE}. This table is `make compat`: one environment per version, and in each "
+        "`mscodegen parity --python <env>/bin/python` on five examples (the generator runs in the project's "
+        "environment, the scripts in the version's). Then every per-step log and final weights file is compared "
+        f"with {REFERENCE}'s.",
+        "",
+        f"Last run: {results['started'][:10]}, mscodegen {__version__} at {results['source'] or 'an unknown commit'}, "
+        f"Python {machine['python']} on {machine['cores']} CPU cores (CPU only), ONEDNN_MAX_CPU_ISA="
+        f"{machine['onednn_max_cpu_isa'] or 'unset'} as in the test suite. "
+        f"**Wall time {_minutes(results['wall_s'])}**, one run at a time, at load {load_line(results)}.",
+        "",
+        table(results, cells),
+        "",
+        "- **identical**: parity passed on that version (model and native variants `==` at every step, in every "
+        f"evaluation and in the final weights), and every per-step log is `==` to {REFERENCE}'s.",
+        "- **identical variants; N ulp from 2.10.0 at most**: parity passed, but some logged values differ from "
+        f"{REFERENCE}'s by at most N float32 units in the last place (ulp); final weights equal or differ "
+        f"compared with {REFERENCE}'s.",
+        "- **fails**: parity failed; the cell holds the first line of the failure.",
+        "",
+    ]
+    if failed:
+        parts += [
+            f"{len(failed)} of {len(cells)} runs failed. Their logs are kept under the runs directory.",
+            "",
+        ]
+    if diffs:
+        parts += ["## Differences from " + REFERENCE, "", *diffs, ""]
+        if all_equal_weights:
+            parts += [WHY, ""]
+    parts += ["## The examples", ""]
+    for e in EXAMPLES:
+        if e.name in results["examples"]:
+            options = " ".join(e.options)
+            parts.append(
+                f"- **{e.name}**: `mscodegen parity {e.config}{' ' + options if options else ''}`: {e.what}."
+            )
+    parts += [
+        "",
+        "## Timings",
+        "",
+        "Seconds per parity run (both variants, and for resume the whole, stopped and resumed runs of each), "
+        "and for each environment whether it was built (uv or pip) or reused.",
+        "",
+        timings(results, cells),
+        "",
+        RUNNING,
+    ]
+    return "\n".join(parts)
+
+
+RUNNING = """\
+## Running it
+
+`make compat` runs the whole matrix and rewrites this page; it runs before each release, not in CI: the
+matrix takes longer than CI's 15 minutes on 2 cores (above), and each environment is about 2.7 GB.
+
+```bash
+make compat                                       # every version, every example; rewrites docs/compat.md
+make compat VERSIONS="2.7.0 2.8.0" EXAMPLES=resume  # a subset, printed only (2.10.0 always runs)
+python -m mscodegen.tools.compat --help           # the driver: --envs DIR, --installer, --rebuild, --timeout
+```
+
+The environments live in `~/.cache/mscodegen-compat/envs/ms-<version>` (or `$MSCODEGEN_COMPAT_DIR`), outside
+git, and are reused while they hold their MindSpore version. They are built with `uv` when it is installed
+(the dev extra installs it: 2-5 s per environment with a warm uv cache, 12-25 s cold) or with pip (50-120 s
+each, every time: the registry's responses carry no caching headers, so pip's cache keeps nothing). Every
+parity run's scripts, logs and weights stay in `runs/<version>/<example>/` beside them.
+
+To check one version by hand: `mscodegen parity CONFIG --python /path/to/env/bin/python`. A new MindSpore
+release goes into `VERSIONS` in `mscodegen/tools/compat/_envs.py` and into the `[run]` range in
+`pyproject.toml`, then `make compat`."""
