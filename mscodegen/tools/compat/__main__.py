@@ -97,15 +97,22 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, Any] = json.loads((runs / RESULTS).read_text())
     else:
         results = _run_matrix(versions, examples, envs, runs, args)
+    from mscodegen.tools.compat._apis import api_problems, used_apis
     from mscodegen.tools.compat._compare import compare_all
     from mscodegen.tools.compat._page import page, summary
 
     cells = compare_all(results, envs)
-    print(summary(results, cells))
+    uses = used_apis(sorted((REPO / "generated").rglob("train_*.py")))
+    apis = {
+        v: api_problems(uses, envs / f"ms-{v}" / "bin" / "python")
+        for v in results["versions"]
+        if results["envs"].get(v, {}).get("how") != "failed"
+    }
+    print(summary(results, cells, apis))
     if args.page:
-        args.page.write_text(page(results, cells), encoding="utf-8")
+        args.page.write_text(page(results, cells, len(uses), apis), encoding="utf-8")
         print(f"wrote {args.page}")
-    return 1 if any(c.failed for c in cells) else 0
+    return 1 if any(c.failed for c in cells) or any(apis.values()) else 0
 
 
 def _run_matrix(

@@ -60,10 +60,26 @@ def load_line(results: Results) -> str:
     return f"{min(load):.1f}-{max(load):.1f} (1-minute load average, {sum(load) / len(load):.1f} on average)"
 
 
-def summary(results: Results, cells: list[Cell]) -> str:
+def api_lines(apis: dict[str, dict[str, str]]) -> list[str]:
+    """One bullet per version whose MindSpore lacks a name or keyword the generated scripts use."""
+    return [
+        f"- {version}: " + "; ".join(f"`{name}` {problem}" for name, problem in problems.items())
+        for version, problems in sorted(apis.items(), key=lambda item: version_key(item[0]))
+        if problems
+    ]
+
+
+def summary(results: Results, cells: list[Cell], apis: dict[str, dict[str, str]]) -> str:
     """What the command prints at the end."""
+    found = api_lines(apis)
     return (
         f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n"
+        + (
+            "API check:\n" + "\n".join(found)
+            if found
+            else "API check: every name and keyword in every version"
+        )
+        + "\n\n"
         f"wall time {_minutes(results['wall_s'])} on {results['machine']['cores']} cores, load {load_line(results)}"
     )
 
@@ -99,7 +115,7 @@ only the loss value the scripts log (a float32 reduction of the batch's losses) 
 last bit or few. Reproducible: every run of a version gives the same numbers."""
 
 
-def page(results: Results, cells: list[Cell]) -> str:
+def page(results: Results, cells: list[Cell], names: int, apis: dict[str, dict[str, str]]) -> str:
     diffs = differences(cells)
     failed = [c for c in cells if c.failed]
     all_equal_weights = all(c.weights == () for c in cells if c.logs is not None and not c.logs.identical)
@@ -141,7 +157,21 @@ def page(results: Results, cells: list[Cell]) -> str:
         parts += ["## Differences from " + REFERENCE, "", *diffs, ""]
         if all_equal_weights:
             parts += [WHY, ""]
-    parts += ["## The examples", ""]
+    parts += [
+        "## Every name the scripts use",
+        "",
+        f"Beyond the runs: the {names} MindSpore names (modules, functions, classes, constants) that the scripts "
+        "in `generated/` use, read with `ast`, and the keywords they pass to each, looked up in every version "
+        "(`mscodegen/tools/compat/_apis.py`; methods called on objects are not seen, the runs cover those).",
+        "",
+        *(
+            api_lines(apis)
+            or [f"Every name and keyword is there in {', '.join(sorted(apis, key=version_key))}."]
+        ),
+        "",
+        "## The examples",
+        "",
+    ]
     for e in EXAMPLES:
         if e.name in results["examples"]:
             options = " ".join(e.options)
