@@ -17,7 +17,15 @@ from packaging.requirements import Requirement
 from mscodegen.tools.compat import _envs, _page
 from mscodegen.tools.compat.__main__ import _parser
 from mscodegen.tools.compat._apis import used_apis
-from mscodegen.tools.compat._compare import Cell, LogDiff, classify, diff_logs, f32_ulps, loss_logs
+from mscodegen.tools.compat._compare import (
+    Cell,
+    LogDiff,
+    WeightsDiff,
+    classify,
+    diff_logs,
+    f32_ulps,
+    loss_logs,
+)
 from mscodegen.tools.compat._envs import REFERENCE, VERSIONS, ensure_env, requirements, run_extra
 from mscodegen.tools.compat._runs import EXAMPLES, first_failure
 
@@ -112,8 +120,19 @@ def test_a_one_ulp_difference_is_measured_and_located():
     ref = {"model/loss.jsonl": _log(2.5, a, 2.0)}
     diff = diff_logs(ours, ref)
     assert not diff.identical
-    assert (diff.steps, diff.differing, diff.first, diff.max_ulps) == (3, 1, "model/loss.jsonl step 2", 1)
+    assert (diff.steps, diff.differing, diff.first, diff.max_ulps) == (3, 1, "step 2 (model/loss.jsonl)", 1)
+    assert diff.first_step == 2
     assert diff.max_abs == pytest.approx(2.384e-7, rel=1e-3) and diff.problems == ()
+
+
+def test_the_first_difference_is_the_earliest_step_of_any_log():
+    a = 1.5
+    ours = {
+        "model/resumed/loss.jsonl": _log(next_f32(a), start=11),
+        "model/whole/loss.jsonl": _log(a, next_f32(a)),
+    }
+    ref = {"model/resumed/loss.jsonl": _log(a, start=11), "model/whole/loss.jsonl": _log(a, a)}
+    assert diff_logs(ours, ref).first == "step 2 (model/whole/loss.jsonl)"
 
 
 def test_logs_that_do_not_line_up_are_problems_not_ulps():
@@ -144,21 +163,51 @@ def _run(version: str = "2.8.0", returncode: int | None = 0, failure: str = "") 
     }
 
 
+SAME = LogDiff(120, 0, "", 0, 0.0)
+APART = LogDiff(120, 17, "step 8 (model/whole/loss.jsonl)", 2, 4.8e-7, (), 8)
+WEIGHTS_EQUAL = WeightsDiff(61706, 0, 0, 0.0)
+WEIGHTS_APART = WeightsDiff(61706, 3743, 12, 2.9e-6)
+
+
 def test_cells():
-    same = LogDiff(120, 0, "", 0, 0.0)
-    apart = LogDiff(120, 17, "model/whole/loss.jsonl step 8", 2, 4.8e-7)
     assert classify(_run(REFERENCE), None, None).text == "identical"
-    assert classify(_run(), same, ()).text == "identical"
-    assert classify(_run(), same, None).text == "identical"
-    text = classify(_run(), apart, ()).text
-    assert text == "identical variants; 2 ulp from 2.10.0 at most (17 of 120 steps); final weights equal"
-    assert classify(_run(), apart, None).text.endswith("(17 of 120 steps)")
+    assert classify(_run(), SAME, WEIGHTS_EQUAL).text == "identical"
+    assert classify(_run(), SAME, None).text == "identical"  # data parallel: no weights kept
+    text = classify(_run(), APART, WEIGHTS_APART).text
+    assert text == "identical variants; vs 2.10.0: losses ≤ 2 ulp (17/120 steps), weights ≤ 12 ulp"
+    assert classify(_run(), APART, None).text.endswith("losses ≤ 2 ulp (17/120 steps)")
     assert (
-        classify(_run(), same, ("parameter w: max ...",)).text == "identical variants; final weights differ"
+        classify(_run(), SAME, WEIGHTS_APART).text
+        == "identical variants; vs 2.10.0: losses ==, weights ≤ 12 ulp"
+    )
+    broken = WeightsDiff(0, 0, 0, 0.0, ("parameter w only in the reference",))
+    assert classify(_run(), SAME, broken).text.endswith(
+        "not comparable with 2.10.0: parameter w only in the reference"
     )
     failed = classify(_run(returncode=1, failure="model: ValueError: a|b `x`"), None, None)
     assert failed.failed and failed.text == "fails: `model: ValueError: a\\|b 'x'`"
     assert classify(_run(returncode=None, failure="no result after 1800 s"), None, None).failed
+
+
+def test_weights_distance_counts_values_and_ulps():
+    import numpy as np
+
+    from mscodegen.tools.compat._weights import distance
+
+    w = np.array([1.0, 2.0, -3.0], dtype=np.float32)
+    moved = w.copy()
+    moved[2] = np.nextafter(np.nextafter(moved[2], np.float32(0)), np.float32(0))  # 2 ulp towards 0
+    half = np.array([0.5], dtype=np.float16)
+    found = distance({"w": w, "h": half, "only": w}, {"w": moved, "h": np.nextafter(half, np.float16(1))})
+    assert (found["values"], found["differ"], found["max_ulps"]) == (4, 2, 2)
+    assert found["problems"] == ["parameter only only in this version"]
+    assert distance({"w": w}, {"w": w}) == {
+        "values": 3,
+        "differ": 0,
+        "max_ulps": 0,
+        "max_abs": 0.0,
+        "problems": [],
+    }
 
 
 # ---------------------------------------------------------------------------- the failure's first line
@@ -219,12 +268,11 @@ def _results() -> dict:
 
 
 def _cells() -> list[Cell]:
-    apart = LogDiff(120, 17, "model/whole/loss.jsonl step 8", 2, 4.8e-7)
     return [
         Cell("2.10.0", "quickstart", "identical", seconds=20.0),
         Cell("2.10.0", "resume", "identical", seconds=60.0),
         Cell("2.7.0", "quickstart", "fails: `x`", True, seconds=5.0),
-        Cell("2.7.0", "resume", "identical variants; 2 ulp ...", False, apart, (), 61.0),
+        Cell("2.7.0", "resume", "identical variants; 2 ulp ...", False, APART, WEIGHTS_APART, 61.0),
     ]
 
 
@@ -252,8 +300,15 @@ def test_the_page_names_the_run_the_differences_and_why():
     text = _page.page(_results(), _cells(), 76, {"2.7.0": {"mindspore.x": "missing (AttributeError)"}})
     assert "Last run: 2026-12-04, mscodegen" in text and "abc1234" in text
     assert "**Wall time 25 min 25 s**" in text and "load 11.0-13.0" in text
-    assert "- 2.7.0 resume: 17 of 120 logged steps differ, first at model/whole/loss.jsonl step 8" in text
-    assert "final weights == 2.10.0's" in text and "Why:" in text
+    assert (
+        "- 2.7.0 resume: 17 of 120 logged steps differ, the first at step 8 (model/whole/loss.jsonl), by at most "
+        "2 ulp (|difference| up to 4.8e-07); final weights: 3,743 of 61,706 values differ, by at most 12 ulp"
+    ) in text
+    assert (
+        "Why: the data and the initial weights are the same" in text
+        and "first difference is at step 8" in text
+    )
+    assert "The final weights of 2.7.0 are a few ulp from 2.10.0's" in text
     assert "- 2.7.0: `mindspore.x` missing (AttributeError)" in text
     assert "1 of 4 runs failed" in text
     assert "not in CI" in text

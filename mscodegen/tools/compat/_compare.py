@@ -45,10 +45,11 @@ def loss_logs(keep: Path) -> dict[str, list[Record]]:
 class LogDiff:
     steps: int  # step records compared, over every log
     differing: int  # of those, the ones with a field that is not ==
-    first: str  # where the first difference is: "model/loss.jsonl step 2"; "" when none
+    first: str  # the earliest step that differs: "step 2 (model/loss.jsonl)"; "" when none
     max_ulps: int
     max_abs: float
     problems: tuple[str, ...] = ()  # a log on one side only, step numbers that do not line up
+    first_step: int = 0  # the earliest step that differs; 0 when none
 
     @property
     def identical(self) -> bool:
@@ -57,7 +58,7 @@ class LogDiff:
 
 def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]]) -> LogDiff:
     steps = differing = max_ulps = 0
-    max_abs, first, problems = 0.0, "", []
+    max_abs, first, problems = 0.0, (float("inf"), ""), []
     for name in sorted(set(logs) | set(reference)):
         if name not in logs or name not in reference:
             problems.append(f"{name} only in {'this version' if name in logs else REFERENCE}")
@@ -72,7 +73,7 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
             if not fields:
                 continue
             differing += 1
-            first = first or f"{name} step {a.get('step')}"
+            first = min(first, (a.get("step", 0), name))
             for key in fields:
                 x, y = a.get(key), b.get(key)
                 if isinstance(x, float) and isinstance(y, float):
@@ -80,7 +81,9 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
                     max_abs = max(max_abs, abs(x - y))
                 else:
                     problems.append(f"{name} step {a.get('step')}: {key} {x!r} != {y!r} ({REFERENCE})")
-    return LogDiff(steps, differing, first, max_ulps, max_abs, tuple(dict.fromkeys(problems)))
+    where = f"step {first[0]} ({first[1]})" if first[1] else ""
+    step = int(first[0]) if first[1] else 0
+    return LogDiff(steps, differing, where, max_ulps, max_abs, tuple(dict.fromkeys(problems)), step)
 
 
 def weight_pairs(keep: Path, reference_keep: Path) -> list[tuple[str, str]]:
@@ -93,8 +96,31 @@ def weight_pairs(keep: Path, reference_keep: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[list[str]]:
-    """Differences per pair (`[]`: every tensor ==), from one child process of `python` (MindSpore there)."""
+@dataclass(frozen=True)
+class WeightsDiff:
+    values: int  # parameter values compared, over every final-weights file
+    differ: int  # of those, the ones that are not ==
+    max_ulps: int  # in each parameter's own float type
+    max_abs: float
+    problems: tuple[str, ...] = ()  # names, shapes or dtypes that do not match; a file that cannot be read
+
+    @property
+    def equal(self) -> bool:
+        return self.differ == 0 and not self.problems
+
+
+def _sum(found: list[dict[str, Any]]) -> WeightsDiff:
+    return WeightsDiff(
+        sum(f["values"] for f in found),
+        sum(f["differ"] for f in found),
+        max(f["max_ulps"] for f in found),
+        max(f["max_abs"] for f in found),
+        tuple(p for f in found for p in f["problems"]),
+    )
+
+
+def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[dict[str, Any]]:
+    """How far apart each pair is (see _weights), from one child process of `python` (MindSpore there)."""
     if not pairs:
         return []
     env = dict(os.environ)
@@ -110,8 +136,15 @@ def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[list[str
     )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return [[f"cannot compare the final weights: {tail}"]] * len(pairs)
-    found: list[list[str]] = json.loads(proc.stdout.strip().splitlines()[-1])
+        problem = {
+            "values": 0,
+            "differ": 0,
+            "max_ulps": 0,
+            "max_abs": 0.0,
+            "problems": [f"not compared: {tail}"],
+        }
+        return [problem] * len(pairs)
+    found: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
     return found
 
 
@@ -122,24 +155,29 @@ class Cell:
     text: str  # the table cell
     failed: bool = False  # parity failed (crash, timeout or model != native)
     logs: LogDiff | None = None  # against the reference; None for the reference itself, or a failure
-    weights: tuple[str, ...] | None = None  # problems against the reference's; None: not compared
+    weights: WeightsDiff | None = None  # against the reference's; None: not compared (msrun)
     seconds: float = 0.0
 
 
-def _cell_text(logs: LogDiff, weights: tuple[str, ...] | None) -> str:
+def _cell_text(logs: LogDiff, weights: WeightsDiff | None) -> str:
     if logs.problems:
         return f"identical variants; not comparable with {REFERENCE}: {logs.problems[0]}"
-    if logs.identical and not weights:
+    if weights is not None and weights.problems:
+        return f"identical variants; final weights not comparable with {REFERENCE}: {weights.problems[0]}"
+    if logs.identical and (weights is None or weights.equal):
         return "identical"
-    text = "identical variants"
-    if not logs.identical:
-        text += f"; {logs.max_ulps} ulp from {REFERENCE} at most ({logs.differing} of {logs.steps} steps)"
+    losses = (
+        "losses =="
+        if logs.identical
+        else f"losses ≤ {logs.max_ulps} ulp ({logs.differing}/{logs.steps} steps)"
+    )
+    text = f"identical variants; vs {REFERENCE}: {losses}"
     if weights is not None:
-        text += f"; final weights {'differ' if weights else 'equal'}"
+        text += ", weights ==" if weights.equal else f", weights ≤ {weights.max_ulps} ulp"
     return text
 
 
-def classify(run: Record, logs: LogDiff | None, weights: tuple[str, ...] | None) -> Cell:
+def classify(run: Record, logs: LogDiff | None, weights: WeightsDiff | None) -> Cell:
     """The cell of one parity run (a `results.json` record)."""
     version, example, seconds = run["version"], run["example"], run["seconds"]
     if run["returncode"] != 0:
@@ -169,6 +207,6 @@ def compare_all(results: Record, envs: Path) -> list[Cell]:
                 pairs[run["example"]] = weight_pairs(Path(run["keep"]), Path(ref["keep"]))
         flat = [pair for example in pairs for pair in pairs[example]]
         found = iter(compare_weights(flat, envs / f"ms-{REFERENCE}" / "bin" / "python"))
-        weights = {e: tuple(p for _ in pairs[e] for p in next(found)) if pairs[e] else None for e in pairs}
+        weights = {e: _sum([next(found) for _ in pairs[e]]) if pairs[e] else None for e in pairs}
         cells += [classify(r, diffs.get(r["example"]), weights.get(r["example"])) for r in runs]
     return cells
