@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     from mscodegen.tools.compat._compare import compare_all
     from mscodegen.tools.compat._page import page, summary
 
+    start = time.monotonic()
     cells = compare_all(results, envs)
     uses = used_apis(sorted((REPO / "generated").rglob("train_*.py")))
     apis = {
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in results["versions"]
         if results["envs"].get(v, {}).get("how") != "failed"
     }
+    results["report_s"] = round(time.monotonic() - start, 1)
     print(summary(results, cells, apis))
     if args.page:
         args.page.write_text(page(results, cells, len(uses), apis), encoding="utf-8")
