@@ -189,20 +189,21 @@ def test_cells():
     assert classify(_run(returncode=None, failure="no result after 1800 s"), None, None).failed
 
 
-def test_weights_distance_counts_values_and_ulps():
+def test_weights_distance_counts_values_and_ulps_at_the_tensors_scale():
     import numpy as np
 
     from mscodegen.tools.compat._weights import distance
 
-    w = np.array([1.0, 2.0, -3.0], dtype=np.float32)
+    w = np.array([1.0, 2.0, -3.0, 1e-9], dtype=np.float32)
     moved = w.copy()
-    moved[2] = np.nextafter(np.nextafter(moved[2], np.float32(0)), np.float32(0))  # 2 ulp towards 0
+    moved[2] = np.nextafter(np.nextafter(moved[2], np.float32(0)), np.float32(0))  # 2 ulp of 3.0
+    moved[3] = np.float32(2e-9)  # millions of ulps of 1e-9, a fraction of one at the tensor's scale (3.0)
     half = np.array([0.5], dtype=np.float16)
     found = distance({"w": w, "h": half, "only": w}, {"w": moved, "h": np.nextafter(half, np.float16(1))})
-    assert (found["values"], found["differ"], found["max_ulps"]) == (4, 2, 2)
+    assert (found["values"], found["differ"], found["max_ulps"]) == (5, 3, 2)
     assert found["problems"] == ["parameter only only in this version"]
     assert distance({"w": w}, {"w": w}) == {
-        "values": 3,
+        "values": 4,
         "differ": 0,
         "max_ulps": 0,
         "max_abs": 0.0,
@@ -296,19 +297,34 @@ def test_timings_and_summary():
     assert "wall time 25 min 25 s on 2 cores, load 11.0-13.0" in text and "every name and keyword" in text
 
 
+def test_versions_apart_alike_share_a_bullet_and_the_change_is_located():
+    cells = _cells() + [
+        Cell("2.8.0", "resume", "identical variants; 2 ulp ...", False, APART, WEIGHTS_APART, 61.0),
+        Cell("2.9.0", "resume", "identical", False, LogDiff(120, 0, "", 0, 0.0), WeightsDiff(1, 0, 0, 0.0)),
+    ]
+    bullets = _page.differences(cells)
+    assert len(bullets) == 1 and bullets[0].startswith("- resume on 2.7.0, 2.8.0: 17 of 120")
+    text = _page.why(cells)
+    assert "(the computation changed between 2.8.0 and 2.9.0, not the data)" in text
+    assert "2.9.0 gives 2.10.0's numbers exactly" in text
+
+
 def test_the_page_names_the_run_the_differences_and_why():
     text = _page.page(_results(), _cells(), 76, {"2.7.0": {"mindspore.x": "missing (AttributeError)"}})
     assert "Last run: 2026-12-04, mscodegen" in text and "abc1234" in text
     assert "**Wall time 25 min 25 s**" in text and "load 11.0-13.0" in text
     assert (
-        "- 2.7.0 resume: 17 of 120 logged steps differ, the first at step 8 (model/whole/loss.jsonl), by at most "
-        "2 ulp (|difference| up to 4.8e-07); final weights: 3,743 of 61,706 values differ, by at most 12 ulp"
+        "- resume on 2.7.0: 17 of 120 logged steps differ, the first at step 8 (model/whole/loss.jsonl), by at most "
+        "2 ulp (|difference| up to 4.8e-07); final weights: 3,743 of 61,706 values differ, by at most 12 ulp at their "
+        "tensor's scale"
     ) in text
     assert (
         "Why: the data and the initial weights are the same" in text
         and "first difference is at step 8" in text
     )
-    assert "The final weights of 2.7.0 are a few ulp from 2.10.0's" in text
+    assert (
+        "The final weights of 2.7.0 differ from 2.10.0's wherever they are compared (by up to 12 ulp" in text
+    )
     assert "- 2.7.0: `mindspore.x` missing (AttributeError)" in text
     assert "1 of 4 runs failed" in text
     assert "not in CI" in text
@@ -357,7 +373,8 @@ def test_make_compat_runs_the_driver_and_writes_the_page():
 
 def test_the_docs_page_covers_every_version_and_example_and_is_in_the_nav():
     text = (REPO / "docs" / "compat.md").read_text()
-    rows = re.findall(r"^\| (\d+\.\d+\.\d+) \|", text, re.MULTILINE)
+    matrix = text.split("\n| MindSpore | ", 1)[1].split("\n\n", 1)[0]  # the first table
+    rows = re.findall(r"^\| (\d+\.\d+\.\d+) \|", matrix, re.MULTILINE)
     assert rows == list(VERSIONS), "docs/compat.md is stale: run `make compat`"
     header = next(line for line in text.splitlines() if line.startswith("| MindSpore | "))
     assert header == "| MindSpore | " + " | ".join(e.name for e in EXAMPLES) + " |"

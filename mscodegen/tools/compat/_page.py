@@ -80,7 +80,7 @@ def summary(results: Results, cells: list[Cell], apis: dict[str, dict[str, str]]
             else "API check: every name and keyword in every version"
         )
         + "\n\n"
-        f"wall time {_minutes(results['wall_s'])} on {results['machine']['cores']} cores, load {load_line(results)}"
+        f"wall time {_minutes(_wall(results))} on {results['machine']['cores']} cores, load {load_line(results)}"
     )
 
 
@@ -94,8 +94,8 @@ def _apart(cells: list[Cell]) -> list[Cell]:
 
 
 def differences(cells: list[Cell]) -> list[str]:
-    """One bullet per cell whose numbers are not the reference's."""
-    out = []
+    """One bullet per example and set of versions whose numbers are apart from the reference's alike."""
+    grouped: dict[tuple[str, str], list[str]] = {}
     for c in _apart(cells):
         assert c.logs is not None
         if c.logs.identical:
@@ -106,8 +106,8 @@ def differences(cells: list[Cell]) -> list[str]:
                 f"by at most {c.logs.max_ulps} ulp (|difference| up to {c.logs.max_abs:.2g})"
             )
         losses += "".join(f"; {p}" for p in c.logs.problems[:3])
-        out.append(f"- {c.version} {c.example}: {losses}; {_weights_note(c)}")
-    return out
+        grouped.setdefault((c.example, f"{losses}; {_weights_note(c)}"), []).append(c.version)
+    return [f"- {example} on {', '.join(versions)}: {text}" for (example, text), versions in grouped.items()]
 
 
 def _weights_note(c: Cell) -> str:
@@ -119,7 +119,7 @@ def _weights_note(c: Cell) -> str:
     if w.equal:
         return f"final weights == {REFERENCE}'s"
     return (
-        f"final weights: {w.differ:,} of {w.values:,} values differ, by at most {w.max_ulps} ulp "
+        f"final weights: {w.differ:,} of {w.values:,} values differ, by at most {w.max_ulps} ulp at their tensor's scale "
         f"(|difference| up to {w.max_abs:.2g})"
     )
 
@@ -141,16 +141,24 @@ def why(cells: list[Cell]) -> str:
         "Each version is deterministic: its two variants are `==`, and a run stopped and resumed equals the "
         "whole run (the resume column)."
     )
-    compared = [c for c in apart if c.weights is not None and not c.weights.problems]
-    if compared and all(not c.weights.equal for c in compared if c.weights is not None):
+    compared = [c.weights for c in apart if c.weights is not None and not c.weights.problems]
+    if compared and all(not w.equal for w in compared):
+        changed = (
+            f" between {differing[-1]} and {same[0]}"
+            if same and version_key(differing[-1]) < version_key(same[0])
+            else ""
+        )
         text.append(
-            f"The final weights of {', '.join(differing)} are a few ulp from {REFERENCE}'s wherever they are "
-            "compared, also where every logged loss agrees: the updates round differently in the last bits "
-            "(a kernel of the backward pass or of the optimizer changed), the weights drift apart by a few ulp, "
-            "and the loss, a mean over the batch, shows it now and then."
+            f"The final weights of {', '.join(differing)} differ from {REFERENCE}'s wherever they are compared "
+            f"(by up to {max(w.max_ulps for w in compared)} ulp at their tensor's scale), also in examples whose "
+            "logged losses all agree: the updates round differently in their last bits (the computation changed"
+            f"{changed}, not the data), the weights drift apart, and the loss, a mean over the batch, shows it "
+            "now and then by a few ulp."
         )
     if same:
-        text.append(f"{', '.join(same)} give {REFERENCE}'s numbers exactly.")
+        text.append(
+            f"{', '.join(same)} {'gives' if len(same) == 1 else 'give'} {REFERENCE}'s numbers exactly."
+        )
     text.append(
         "Which steps differ depends on the CPU kernels oneDNN picks (`ONEDNN_MAX_CPU_ISA`). For scale: one "
         "float32 ulp of a loss near 2.3 is 2.4e-07."
@@ -189,7 +197,8 @@ def page(results: Results, cells: list[Cell], names: int, apis: dict[str, dict[s
         f"{REFERENCE}'s (data parallel: the logs; under msrun parity keeps no weights).",
         f"- **identical variants; vs {REFERENCE}: ...**: parity passed, but the numbers are not {REFERENCE}'s: "
         "`losses ≤ N ulp (k/n steps)` means k of the n logged steps differ, by at most N float32 units in the "
-        "last place; `weights ≤ M ulp`, the final weights by at most M.",
+        "last place; `weights ≤ M ulp`: the final weights differ by at most M ulps of the largest value in "
+        "their parameter tensor.",
         "- **fails**: parity failed; the cell holds the first line of the failure.",
         "",
     ]

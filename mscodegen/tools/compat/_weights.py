@@ -1,31 +1,29 @@
 """Child process (an environment's interpreter): how far apart pairs of checkpoints are, read as JSON from stdin.
 
 Prints one JSON line: for each pair, {"values", "differ", "max_ulps", "max_abs", "problems"}: how many
-values there are, how many are not ==, the largest distance in units in the last place of their own
-float type, the largest absolute difference, and structural problems (names, shapes, dtypes).
+values there are, how many are not ==, the largest difference in ulps at its tensor's scale (see
+scaled_ulps), the largest absolute difference, and structural problems (names, shapes, dtypes).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Any
 
 import numpy as np
 
-INTS = {2: np.int16, 4: np.int32, 8: np.int64}  # a float's bits, to count the floats between two values
 
+def scaled_ulps(x: Any, y: Any) -> int:
+    """The largest |x - y| of two float tensors, in ulps of the tensor's largest magnitude.
 
-def ulps(x: Any, y: Any) -> Any:
-    """Element-wise distance in ulp between two float arrays of one dtype (0 where ==)."""
-    bits = INTS[x.dtype.itemsize]
-    sign = np.int64(1) << (8 * x.dtype.itemsize - 1)
-
-    def ordered(a: Any) -> Any:
-        raw = a.view(bits).astype(np.int64)
-        return np.where(raw < 0, -(raw & (sign - 1)), raw)
-
-    return np.abs(ordered(x) - ordered(y))
+    Counted at each value itself, a weight near zero would make a 1e-9 difference millions of ulps; at
+    the tensor's scale it reads as what it is, a change in the last bits of the tensor's numbers.
+    """
+    diff = float(np.nanmax(np.abs(x.astype(np.float64) - y.astype(np.float64))))
+    scale = np.spacing(np.nanmax(np.abs(x)).astype(x.dtype))
+    return math.ceil(diff / float(scale)) if diff else 0
 
 
 def distance(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -45,8 +43,8 @@ def distance(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         out["differ"] += int(same.size - np.count_nonzero(same))
         if not same.all():
             out["max_abs"] = max(out["max_abs"], float(np.nanmax(np.abs(x.astype(np.float64) - y))))
-            if x.dtype.kind == "f" and x.dtype.itemsize in INTS:
-                out["max_ulps"] = max(out["max_ulps"], int(ulps(x, y).max()))
+            if x.dtype.kind == "f":
+                out["max_ulps"] = max(out["max_ulps"], scaled_ulps(x, y))
     return out
 
 
