@@ -45,7 +45,7 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## compat: the version matrix: parity on every MindSpore release PyPI has for this Python (about 30 min; before
+## compat: the version matrix: parity on every MindSpore release PyPI has for this Python (about 25 min; before
 ## each release, not in CI), rewrites docs/compat.md. A subset is printed only:
 ##   make compat VERSIONS="2.7.0 2.8.0" EXAMPLES="quickstart resume"    (COMPAT_ARGS: more driver options)
 compat: $(STAMP)

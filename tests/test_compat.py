@@ -1,6 +1,6 @@
 """The version matrix's driver (mscodegen/tools/compat), piece by piece: no environment is built, nothing trains.
 
-The matrix itself (`make compat`, about half an hour) runs before a release; its result is docs/compat.md.
+The matrix itself (`make compat`, about 25 minutes) runs before a release; its result is docs/compat.md.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def differences(cells: list[Cell]) -> list[str]:
 def _weights_note(c: Cell) -> str:
     w = c.weights
     if w is None:
-        return "final weights not compared (under msrun)"
+        return "final weights not compared (the parity run kept none)"
     if w.problems:
         return f"final weights: {w.problems[0]}"
     if w.equal:
@@ -122,6 +122,12 @@ def _weights_note(c: Cell) -> str:
         f"final weights: {w.differ:,} of {w.values:,} values differ, by at most {w.max_ulps} ulp at their tensor's scale "
         f"(|difference| up to {w.max_abs:.2g})"
     )
+
+
+def _logs_only(cells: list[Cell]) -> str:
+    """Which examples were compared with the reference by their logs alone (parity kept no weights)."""
+    names = sorted({c.example for c in cells if c.logs is not None and c.weights is None})
+    return f" ({', '.join(names)}: the logs only, no final weights were kept)" if names else ""
 
 
 def why(cells: list[Cell]) -> str:
@@ -194,7 +200,7 @@ def page(results: Results, cells: list[Cell], names: int, apis: dict[str, dict[s
         "",
         "- **identical**: parity passed on that version (model and native variants `==` at every step, in every "
         f"evaluation and in the final weights), and every per-step log and final weights file is `==` to "
-        f"{REFERENCE}'s (data parallel: the logs; under msrun parity keeps no weights).",
+        f"{REFERENCE}'s{_logs_only(cells)}.",
         f"- **identical variants; vs {REFERENCE}: ...**: parity passed, but the numbers are not {REFERENCE}'s: "
         "`losses ≤ N ulp (k/n steps)` means k of the n logged steps differ, by at most N float32 units in the "
         "last place; `weights ≤ M ulp`: the final weights differ by at most M ulps of the largest value in "
