@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: demo test test-fast lint docs bench regenerate clean
+.PHONY: demo test test-fast lint docs bench compat regenerate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ docs: $(STAMP)
 ## bench: speed of the generated scripts vs a hand-written floor (not part of `make test`)
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## compat: the version matrix: parity on every MindSpore release PyPI has for this Python (about 25 min; before
+## each release, not in CI), rewrites docs/compat.md. A subset is printed only:
+##   make compat VERSIONS="2.7.0 2.8.0" EXAMPLES="quickstart resume"    (COMPAT_ARGS: more driver options)
+compat: $(STAMP)
+	$(BIN)/python -m mscodegen.tools.compat $(if $(VERSIONS)$(EXAMPLES),,--page docs/compat.md) \
+		$(if $(VERSIONS),--versions $(VERSIONS)) $(if $(EXAMPLES),--examples $(EXAMPLES)) $(COMPAT_ARGS)
 
 ## regenerate: rewrite generated/ from examples/ after a template or schema change
 regenerate: $(STAMP)

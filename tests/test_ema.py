@@ -67,7 +67,11 @@ def test_defaults_are_mindcvs(tmp_path):
 def _load(path: Path) -> dict[str, np.ndarray]:
     import mindspore as ms
 
-    return {name: p.asnumpy() for name, p in ms.load_checkpoint(str(path)).items() if name not in ("config_sha256", "run_id")}
+    return {
+        name: p.asnumpy()
+        for name, p in ms.load_checkpoint(str(path)).items()
+        if name not in ("config_sha256", "run_id")
+    }
 
 
 def _run(script: Path, workdir: Path, variant: str, steps: int):

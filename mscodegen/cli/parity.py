@@ -20,7 +20,8 @@ def add(sub: SubParsers) -> None:
         "run both variants and compare their per-step losses and final weights (exit 0 equal, 1 not, "
         "2 a usage or config error, 3 a variant ran past --timeout)",
         "mscodegen parity examples/lenet_digits.yaml --steps 20\n"
-        "  mscodegen parity generated/lenet_digits      # the scripts as they are on disk, your edits included",
+        "  mscodegen parity generated/lenet_digits      # the scripts as they are on disk, your edits included\n"
+        "  mscodegen parity examples/lenet_digits.yaml --python ~/envs/ms-2.8/bin/python   # on MindSpore 2.8",
     )
     parity.add_argument(
         "target",
@@ -59,6 +60,13 @@ def add(sub: SubParsers) -> None:
         metavar="K",
         help="instead: run each variant whole (--steps), then stopped at step K and resumed with --resume latest; "
         "exit 0 when the resumed tail equals the whole run",
+    )
+    parity.add_argument(
+        "--python",
+        default=None,
+        metavar="PATH",
+        help="run the scripts (and msrun, and the weights check) with this interpreter, e.g. another "
+        "environment's MindSpore version; mscodegen itself keeps running here (default: this Python)",
     )
     parity.set_defaults(func=run)
 
@@ -102,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
             keep=args.keep,
             timeout=args.timeout,
             overrides=args.set or (),
+            python=args.python,
         )
     return run_parity(
         args.target,
@@ -112,4 +121,5 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         workers=args.workers,
         plot=args.plot,
+        python=args.python,
     )

@@ -32,14 +32,17 @@ def free_port() -> int:
 NODE_SETTINGS = ("NNODES", "NODE_RANK", "MASTER_ADDR", "NPROC_PER_NODE")
 
 
-def child_env(log_dir: Path, port: int | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for launch.sh: one machine, this Python's bin directory first on PATH.
+def child_env(
+    log_dir: Path, port: int | None = None, base: dict[str, str] | None = None, python: str | None = None
+) -> dict[str, str]:
+    """Environment for launch.sh: one machine, this Python's bin directory (or `python`'s) first on PATH.
 
     msrun spawns `python` from PATH for the scheduler and every worker, so it must find the
-    interpreter that has MindSpore (the one running mscodegen), not whatever `python` is first.
+    interpreter that has MindSpore (the one running mscodegen, or parity --python), not whatever
+    `python` is first.
     """
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in NODE_SETTINGS}
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dir = str(Path(python or sys.executable).parent)
     env["PATH"] = os.pathsep.join([bin_dir, *(p for p in env.get("PATH", "").split(os.pathsep) if p)])
     env["MSRUN"] = str(Path(bin_dir) / "msrun") if (Path(bin_dir) / "msrun").exists() else "msrun"
     env["MASTER_PORT"] = str(port or free_port())

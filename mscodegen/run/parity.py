@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -134,7 +135,7 @@ def run_script(
     with open(workdir / "stdout.txt", "w") as out:
         try:
             if distributed:
-                launch_env = child_env(workdir / "msrun_log", base=env)
+                launch_env = child_env(workdir / "msrun_log", base=env, python=python)
                 returncode = run_launched(
                     launch_command(script, cmd[2:]), cwd=workdir, env=launch_env, stdout=out, timeout=timeout
                 )
@@ -288,13 +289,15 @@ def run_parity(
     workers: int | None = None,
     plot: Path | None = None,
     overrides: Sequence[str] = (),
+    python: str | None = None,
 ) -> int:
     """Run both variants, compare; 0 if every step, every evaluation and the final weights are identical.
 
     `target` is a config (generated afresh, with `overrides` applied) or a directory written by
     `mscodegen new` (its scripts run as they are on disk). A data-parallel config (or `workers`,
     or a launch.sh in the directory) runs each variant under msrun through its launch.sh; with
-    parallel.per_rank_logs every rank's losses are compared, else rank 0's.
+    parallel.per_rank_logs every rank's losses are compared, else rank 0's. `python` runs the scripts
+    (msrun and the weights check too) with another interpreter, e.g. another MindSpore version's.
     """
     target = Path(target)
     on_disk = target.is_dir()
@@ -304,7 +307,12 @@ def run_parity(
             f"{option} changes the config, but {target} is run as it is on disk: "
             f"run parity on the config instead, or regenerate {target} with `mscodegen update ... {option} ...`"
         )
-    if shutil.which(sys.executable) is None or not _has_mindspore():
+    if python is not None:
+        try:
+            python = check_python(python)
+        except PythonError as exc:
+            return _error(str(exc))
+    elif shutil.which(sys.executable) is None or not _has_mindspore():
         return _error(
             "MindSpore is not importable in this Python; install mscodegen[run] "
             "(pip install 'mscodegen[run]') to run the scripts"
@@ -334,6 +342,7 @@ def run_parity(
             workers=workers,
             plot=plot,
             overrides=overrides,
+            python=python or sys.executable,
         )
     finally:
         if keep is None:
@@ -353,6 +362,7 @@ def _run_and_compare(
     workers: int | None,
     plot: Path | None,
     overrides: Sequence[str],
+    python: str,
 ) -> int:
     """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`)."""
     on_disk = bool(on_disk_scripts)
@@ -382,6 +392,7 @@ def _run_and_compare(
             timeout=timeout,
             distributed=distributed,
             extra_args=(SAVE_WEIGHTS, str(weights[variant])) if variant in weights else (),
+            python=python,
         )
         print(
             f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
@@ -406,7 +417,7 @@ def _run_and_compare(
         problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
     if not model.steps:
         problems.append("no steps were logged")
-    weights_note = _weights_problems(weights, scripts, problems)
+    weights_note = _weights_problems(weights, scripts, problems, python)
     if plot is not None:
         from mscodegen.run.plot import PlotError, draw, parity_curves
 
@@ -434,7 +445,9 @@ def _saves_weights(script: Path) -> bool:
     return SAVE_WEIGHTS in script.read_text(encoding="utf-8", errors="replace")
 
 
-def _weights_problems(weights: dict[str, Path], scripts: dict[str, Path], problems: list[str]) -> str:
+def _weights_problems(
+    weights: dict[str, Path], scripts: dict[str, Path], problems: list[str], python: str
+) -> str:
     """Compare the final weights (appending to `problems`); the note for the `identical` line."""
     from mscodegen.run.weights import CheckpointError, compare_checkpoints
 
@@ -444,7 +457,7 @@ def _weights_problems(weights: dict[str, Path], scripts: dict[str, Path], proble
         print(f"note: final weights not compared: {why}", file=sys.stderr)
         return "; final weights NOT compared"
     try:
-        found = compare_checkpoints(weights["model"], weights["native"])
+        found = compare_checkpoints(weights["model"], weights["native"], python=python)
     except CheckpointError as exc:
         problems.append(f"final weights: {exc}")
         return ""
@@ -456,3 +469,28 @@ def _has_mindspore() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("mindspore") is not None
+
+
+class PythonError(Exception):
+    """parity --python names an interpreter that cannot run the scripts."""
+
+
+def check_python(python: str) -> str:
+    """`python` (parity --python) as an absolute path, once it is known to find MindSpore.
+
+    Absolute, not resolved: a venv's bin/python is a symlink, and msrun lives beside the link. The
+    interpreter is asked whether it finds the package without importing it (a second, not MindSpore's 5).
+    """
+    found = shutil.which(python)
+    if found is None:
+        raise PythonError(f"--python {python}: no such executable")
+    check = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mindspore') is None)"
+    try:
+        proc = subprocess.run([found, "-c", check], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PythonError(f"--python {python}: cannot run it ({exc})") from None
+    if proc.returncode != 0:
+        raise PythonError(
+            f"MindSpore is not importable in {python}: install it there (supported versions: docs/compat.md)"
+        )
+    return os.path.abspath(found)

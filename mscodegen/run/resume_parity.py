@@ -16,10 +16,12 @@ from pathlib import Path
 
 from mscodegen.run.parity import (
     SAVE_WEIGHTS,
+    PythonError,
     RunResult,
     _error,
     _has_mindspore,
     _scripts_on_disk,
+    check_python,
     generate_both,
     run_script,
     step_differences,
@@ -35,12 +37,21 @@ def run_resume_parity(
     keep: Path | None = None,
     timeout: float = 600,
     overrides: Sequence[str] = (),
+    python: str | None = None,
 ) -> int:
-    """0 when, in both variants, the stopped + resumed runs equal the whole run; 1 when not; 2 on usage errors."""
+    """0 when, in both variants, the stopped + resumed runs equal the whole run; 1 when not; 2 on usage errors.
+
+    `python` runs the scripts (and the weights check) with another interpreter (parity --python).
+    """
     target = Path(target)
     if not 1 <= resume_at < steps:
         return _error(f"--resume-at {resume_at} must be at least 1 and less than --steps {steps}")
-    if not _has_mindspore():
+    if python is not None:
+        try:
+            python = check_python(python)
+        except PythonError as exc:
+            return _error(str(exc))
+    elif not _has_mindspore():
         return _error("MindSpore is not importable in this Python; install mscodegen[run] to run the scripts")
     root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
     try:
@@ -61,7 +72,9 @@ def run_resume_parity(
             )
         problems: list[str] = []
         for variant, script in scripts.items():
-            found_problems = _one_variant(variant, script, root / variant, resume_at, steps, epochs, timeout)
+            found_problems = _one_variant(
+                variant, script, root / variant, resume_at, steps, epochs, timeout, python or sys.executable
+            )
             if found_problems is None:
                 return 1
             problems += [f"{variant}: {p}" for p in found_problems]
@@ -94,7 +107,14 @@ def _run(
 
 
 def _one_variant(
-    variant: str, script: Path, root: Path, resume_at: int, steps: int, epochs: int | None, timeout: float
+    variant: str,
+    script: Path,
+    root: Path,
+    resume_at: int,
+    steps: int,
+    epochs: int | None,
+    timeout: float,
+    python: str,
 ) -> list[str] | None:
     """Problems of one variant ([] when exact), or None when a run failed."""
     from mscodegen.run.weights import CheckpointError, compare_checkpoints
@@ -104,13 +124,13 @@ def _one_variant(
     whole_weights, resumed_weights = root / "whole.ckpt", root / "resumed.ckpt"
     whole = _run(
         variant, script, root / "whole", f"whole, {steps} steps", timeout,
-        max_steps=steps, epochs=epochs, extra_args=(SAVE_WEIGHTS, str(whole_weights)),
+        max_steps=steps, epochs=epochs, extra_args=(SAVE_WEIGHTS, str(whole_weights)), python=python,
     )  # fmt: skip
     if whole is None:
         return None
     stopped = _run(
         variant, script, root / "stopped", f"stopped at step {resume_at}", timeout,
-        max_steps=resume_at, epochs=epochs, extra_args=("--output-dir", str(resumed_output)),
+        max_steps=resume_at, epochs=epochs, extra_args=("--output-dir", str(resumed_output)), python=python,
     )  # fmt: skip
     if stopped is None:
         return None
@@ -118,6 +138,7 @@ def _one_variant(
         variant, script, root / "resumed", "resumed with --resume latest", timeout,
         max_steps=steps, epochs=epochs,
         extra_args=("--output-dir", str(resumed_output), "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights)),
+        python=python,
     )  # fmt: skip
     if resumed is None:
         return None
@@ -125,7 +146,8 @@ def _one_variant(
     problems = step_differences(whole.steps, stopped.steps + resumed.steps, labels)
     if not problems:
         try:
-            problems += [f"final weights: {p}" for p in compare_checkpoints(whole_weights, resumed_weights)]
+            found = compare_checkpoints(whole_weights, resumed_weights, python=python)
+            problems += [f"final weights: {p}" for p in found]
         except CheckpointError as exc:
             problems.append(f"final weights: {exc}")
     return problems
