@@ -358,7 +358,9 @@ def test_parity_under_msrun_compares_the_final_weights(
     monkeypatch.setattr(parity, "run_script", run_script)
     monkeypatch.setattr(parity, "_has_mindspore", lambda: True)
     compared = []
-    monkeypatch.setattr(weights, "compare_checkpoints", lambda a, b, python: compared.append((a, b)) or differences)
+    monkeypatch.setattr(
+        weights, "compare_checkpoints", lambda a, b, python: compared.append((a, b)) or differences
+    )
     code = parity.run_parity(write_yaml(tmp_path, "tiny", TINY), steps=1, workers=2, keep=tmp_path / "kept")
     out, err = capsys.readouterr()
     kept = tmp_path / "kept"
