@@ -19,8 +19,7 @@ from mscodegen.schema import Config
 from mscodegen.schema.data import Data
 from mscodegen.schema.optim import LOSS_CLASSES
 from mscodegen.schema.precision import Grad
-from mscodegen.schema.rules import REGRESSION_LOSSES
-from mscodegen.schema.training import Eval
+from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES, Eval
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -114,7 +113,7 @@ def test_shuffle_default_depends_on_the_split(
 @pytest.mark.parametrize("loss", LOSS_CLASSES)
 def test_loss_kwargs_default_only_for_softmax_cross_entropy(tmp_path: Path, loss: str) -> None:
     text = MINIMAL + f"loss: {{name: {loss}}}\n"
-    if loss in REGRESSION_LOSSES:  # the built-in sources yield class indices: regress on your own data
+    if loss in SAME_SHAPE_TARGET_LOSSES:  # the built-in sources yield class indices: regress on your own data
         (tmp_path / "targets.py").write_text("def make():\n    pass\n")
         text = text.replace(
             "{kind: synthetic, image_shape", "{kind: import, factory: 'targets:make', image_shape"

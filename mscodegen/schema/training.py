@@ -109,6 +109,8 @@ DEFAULT_METRICS = (BuiltinMetric(name="accuracy"), BuiltinMetric(name="loss"))
 # Losses that compare real values: accuracy means nothing for them (nn.Accuracy fails at the first
 # evaluation), so they default to mean absolute / squared error and the loss.
 REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
+# Losses whose target has the output's shape (real values or 0/1 labels): class indices are not one.
+SAME_SHAPE_TARGET_LOSSES = (*REGRESSION_LOSSES, "BCEWithLogitsLoss")
 REGRESSION_METRICS = (BuiltinMetric(name="mae"), BuiltinMetric(name="mse"), BuiltinMetric(name="loss"))
 # BCEWithLogitsLoss takes float (multi-)label targets, which nn.Accuracy does not: a logit above 0 predicts 1.
 BINARY_METRICS = (BuiltinMetric(name="binary_accuracy"), BuiltinMetric(name="loss"))

@@ -11,11 +11,9 @@ from mscodegen.schema.rules import data, gan, network, tables, training  # noqa:
 from mscodegen.schema.rules._registry import GAN_SECTIONS, SECTIONS, cross_section_problems
 from mscodegen.schema.rules.gan import gan_module_problems
 from mscodegen.schema.rules.modules import file_problems, identifier_problems, weight_file_problems
-from mscodegen.schema.rules.network import REGRESSION_LOSSES
 
 __all__ = [
     "GAN_SECTIONS",
-    "REGRESSION_LOSSES",
     "SECTIONS",
     "cross_section_problems",
     "file_problems",

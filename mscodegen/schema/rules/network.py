@@ -21,13 +21,9 @@ from mscodegen.schema.optim import ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after
 from mscodegen.schema.sources import class_count, first_image_size
-from mscodegen.schema.training import BINARY_METRIC_NAMES, BuiltinMetric, TopKMetric
+from mscodegen.schema.training import BINARY_METRIC_NAMES, SAME_SHAPE_TARGET_LOSSES, BuiltinMetric, TopKMetric
 
 LENET5_MIN_SIZE = 16  # two (5x5 valid conv + 2x2 pool) stages need at least 16 pixels per side
-
-
-# Losses that compare the network's output with a target of the same shape: class indices are not one.
-REGRESSION_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss")
 
 
 @rule("network", "data.train")
@@ -99,7 +95,7 @@ def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
 
 
 def _classifies(cfg: Config) -> bool:
-    return cfg.loss.name not in REGRESSION_LOSSES and not isinstance(cfg.loss, ImportedLoss)
+    return cfg.loss.name not in SAME_SHAPE_TARGET_LOSSES and not isinstance(cfg.loss, ImportedLoss)
 
 
 @rule("network", "data", "loss")
@@ -174,7 +170,7 @@ def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
     spec = cfg.data.train
     if isinstance(spec, ImportedData | CsvData):  # their labels are what the config says (rules/tables.py)
         return
-    if cfg.loss.name in REGRESSION_LOSSES:
+    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
         yield (
             ("loss", "name"),
             (

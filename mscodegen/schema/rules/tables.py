@@ -16,8 +16,9 @@ from mscodegen.schema.data import CsvData
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
 from mscodegen.schema.optim import ImportedLoss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.network import REGRESSION_LOSSES, network_classes
+from mscodegen.schema.rules.network import network_classes
 from mscodegen.schema.sources import csv_rows
+from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
 SHOWN_COLUMNS = 12  # header names listed in a message about a column that is not there
 
@@ -131,7 +132,7 @@ def _csv_network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
             )
     if isinstance(cfg.loss, ImportedLoss):
         return
-    loss, regression = cfg.loss.name, cfg.loss.name in REGRESSION_LOSSES
+    loss, regression = cfg.loss.name, cfg.loss.name in SAME_SHAPE_TARGET_LOSSES
     known = network_classes(cfg)
     for split, spec in _csv_specs(cfg):
         for label in cfg.data.labels:
@@ -266,7 +267,7 @@ def _class_cells(
 def _class_range(cfg: Config, split: str, spec: CsvData, table: Table, scope: str) -> Iterator[_TableProblem]:
     """Class indices beyond the network's outputs: an error, or an inf loss (as rules/network.py says)."""
     known = network_classes(cfg)
-    if known is None or isinstance(cfg.loss, ImportedLoss) or cfg.loss.name in REGRESSION_LOSSES:
+    if known is None or isinstance(cfg.loss, ImportedLoss) or cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
         return
     classes, key = known
     for label in cfg.data.labels:
