@@ -200,7 +200,7 @@ def test_table_records_what_the_mindspore_docs_state():
 
 @pytest.mark.slow
 def test_shipped_table_matches_installed_mindspore():
-    installed = json.loads(run_python("-m", "mscodegen.catalog.dataset_ops", "--print"))
+    installed = json.loads(run_python("-m", "mscodegen.tools.catalog", "ops", "--print"))
     shipped = load_table()
     assert installed["versions"] == shipped["versions"], f"run: {REFRESH_COMMAND}"
     changed = sorted(

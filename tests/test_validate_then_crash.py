@@ -92,6 +92,7 @@ def test_bce_defaults_to_binary_accuracy_and_loss(tmp_path: Path) -> None:
         assert "class BinaryMetric(nn.Metric):" in text and "class AUC" not in text
 
 
+@pytest.mark.slow
 def test_binary_metrics_count_as_sklearn_does(tmp_path: Path) -> None:
     """The scripts' BinaryMetric and AUC against scikit-learn, on logits and labels over two batches."""
     from mindspore import Tensor, nn
@@ -277,7 +278,7 @@ def test_every_loss_the_schema_names_is_in_the_table() -> None:
 def test_the_shipped_loss_table_matches_the_installed_mindspore() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-m", "mscodegen.catalog.losses", "--print"],
+        [sys.executable, "-m", "mscodegen.tools.catalog", "losses", "--print"],
         capture_output=True,
         text=True,
         env=env,

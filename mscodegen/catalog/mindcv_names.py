@@ -3,7 +3,7 @@
 The generator must not import mindcv (it imports MindSpore, ~1 s), so the list is
 refreshed from the installed mindcv by running this module:
 
-    python -m mscodegen.catalog.mindcv_names
+    python -m mscodegen.tools.catalog mindcv
 
 and a test checks that it still matches `mindcv.models.list_models()`.
 """
@@ -42,17 +42,3 @@ def returns_aux_logits(name: str, kwargs: Mapping[str, object]) -> bool:
     """The model returns (logits, aux_logits, ...) in training (mindcv 0.3.0's sources): inception_v3 always
     builds its auxiliary head, googlenet when given aux_logits: true. In evaluation both return the logits."""
     return name == "inception_v3" or (name == "googlenet" and bool(kwargs.get("aux_logits")))
-
-
-def _refresh() -> None:
-    import mindcv  # type: ignore[import-untyped]  # tool path only: never imported by the CLI
-    from mindcv.models import list_models  # type: ignore[import-untyped]
-
-    names = sorted(list_models())
-    header = f"# mindcv {mindcv.__version__}: regenerate with `python -m mscodegen.catalog.mindcv_names`\n"
-    NAMES_FILE.write_text(header + "\n".join(names) + "\n", encoding="utf-8")
-    print(f"wrote {len(names)} names to {NAMES_FILE}")
-
-
-if __name__ == "__main__":
-    _refresh()

@@ -1,0 +1,74 @@
+"""python -m mscodegen.tools.catalog [ops|losses|mindcv ...] [--print]: rewrite the shipped tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from mscodegen.catalog import dataset_ops, losses, mindcv_names
+
+
+def _ops() -> str:
+    from mscodegen.tools.catalog import ops
+
+    return ops.dumps(ops.extract())
+
+
+def _losses() -> str:
+    from mscodegen.tools.catalog import losses as table
+
+    return table.dumps(table.extract())
+
+
+def _mindcv() -> str:
+    from mscodegen.tools.catalog import mindcv
+
+    return mindcv.extract()
+
+
+TABLES: dict[str, tuple[Callable[[], str], Path]] = {
+    "ops": (_ops, dataset_ops.TABLE_FILE),
+    "losses": (_losses, losses.TABLE_FILE),
+    "mindcv": (_mindcv, mindcv_names.NAMES_FILE),
+}
+
+
+def _count(text: str, path: Path) -> str:
+    if path.suffix == ".json":
+        table = json.loads(text)
+        key = "ops" if "ops" in table else "losses"
+        return f"{len(table[key])} {key}"
+    return f"{sum(1 for line in text.splitlines() if line and not line.startswith('#'))} names"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mscodegen.tools.catalog",
+        description="Rewrite the tables in mscodegen/catalog/data/ from the installed MindSpore and mindcv.",
+        epilog="example: python -m mscodegen.tools.catalog losses --print | diff - mscodegen/catalog/data/losses.json",
+    )
+    parser.add_argument("tables", nargs="*", metavar="TABLE", help=f"{', '.join(TABLES)} (default: all)")
+    parser.add_argument("--print", action="store_true", help="write the table to stdout, not to its file")
+    args = parser.parse_args(argv)
+    names = args.tables or list(TABLES)
+    unknown = [name for name in names if name not in TABLES]
+    if unknown:
+        parser.error(f"no table {unknown[0]!r}: choose from {', '.join(TABLES)}")
+    if args.print and len(names) != 1:
+        parser.error("--print takes one table")
+    for name in names:
+        extract, path = TABLES[name]
+        text = extract()
+        if args.print:
+            sys.stdout.write(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {_count(text, path)} to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

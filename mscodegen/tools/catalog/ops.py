@@ -1,0 +1,123 @@
+"""The dataset-ops table (`catalog/data/dataset_ops.json`): every public transform class of
+`mindspore.dataset.vision`, `.transforms` and `.text`, plus mindcv's `Mixup`; what each takes and accepts
+is described in `mscodegen.catalog.dataset_ops`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mscodegen.catalog.dataset_ops import NESTED_PARAMS, REFRESH_COMMAND, Op
+from mscodegen.tools.catalog.signatures import parameters
+
+MODULES = ("mindspore.dataset.vision", "mindspore.dataset.transforms", "mindspore.dataset.text")
+# Not introspectable from MindSpore: mindcv's batch-level mixup/cutmix/label-smoothing (see mindcv's loader).
+EXTRA_OPS = (("mindcv.Mixup", "mindcv.data.mixup", "Mixup", "batch"),)
+SCALAR_WORDS = frozenset(["int", "float", "bool", "str", "bytes", "slice", "Ellipsis"])
+# containers: a literal unless they hold something else (`Union[Inter], optional` is an enum)
+CONTAINER_WORDS = frozenset(
+    ["Union", "optional", "Optional", "list", "List", "tuple", "Tuple", "sequence", "Sequence", "None"]
+)
+
+
+def _accepts(name: str, doc_type: str | None, enums: Mapping[str, object]) -> list[str]:
+    import re
+
+    if name in NESTED_PARAMS or (doc_type and "TensorOperation" in doc_type):
+        return ["ops"]
+    if doc_type is None:
+        return ["unknown"]
+    if name.endswith("_path"):  # a file the config names (Jieba dictionaries, a Plugin library)
+        return ["path"]
+    kinds = set()
+    words = re.findall(r"[A-Za-z_][\w.]*", doc_type)
+    for word in words:
+        if word in SCALAR_WORDS:
+            kinds.add("literal")
+        elif word in CONTAINER_WORDS:
+            pass
+        elif word in ("mindspore.dtype", "numpy.dtype"):
+            kinds.add("dtype")
+        elif word == "numpy.ndarray":
+            kinds.add("array")
+        elif word in enums:
+            kinds.add(f"enum:{word}")
+        else:
+            kinds.add("object")
+    return sorted(kinds or {"literal"})
+
+
+def _op(cls: type, module: str, enums: Mapping[str, object], input_kind: str | None = None) -> Op:
+    import inspect
+    import re
+
+    bases = {b.__name__ for b in cls.__mro__}
+    params = parameters(cls)
+    for entry in params:
+        entry["accepts"] = _accepts(entry["name"], entry["type"], enums)
+    if input_kind is None:
+        summary = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
+        if re.search(r"batch of .*images", summary):
+            input_kind = "batch"
+        elif "bounding box" in summary:
+            input_kind = "image+bbox"
+        elif "VideoTensorOperation" in bases:
+            input_kind = "video"
+        else:
+            input_kind = {"vision": "image", "text": "text"}.get(module.rsplit(".", 1)[1], "any")
+    impl = {1: "c++", 2: "python", 3: "both"}.get(
+        ("TensorOperation" in bases) + 2 * ("PyTensorOperation" in bases), "python"
+    )
+    return {"module": module, "class": cls.__name__, "input": input_kind, "impl": impl, "params": params}
+
+
+def extract() -> dict[str, Any]:
+    """Build the table from the installed MindSpore and mindcv."""
+    import enum
+    import importlib
+    import inspect
+
+    import mindcv  # type: ignore[import-untyped]
+    import mindspore
+
+    modules = {name: importlib.import_module(name) for name in MODULES}
+    enums: dict[str, Any] = {}
+    classes: list[tuple[str, type]] = []
+    for name, module in modules.items():
+        for attr in sorted(dir(module)):
+            obj = getattr(module, attr)
+            if attr.startswith("_") or not inspect.isclass(obj):
+                continue
+            if issubclass(obj, enum.Enum):
+                enums[attr] = {"module": name, "members": [m.name for m in obj]}
+            elif obj.__module__ == f"{name}.transforms":
+                classes.append((name, obj))
+    ops: dict[str, Op] = {}
+    for name, cls in classes:
+        assert cls.__name__ not in ops, f"two modules define {cls.__name__}"
+        ops[cls.__name__] = _op(cls, name, enums)
+    for key, module_name, class_name, input_kind in EXTRA_OPS:
+        cls = getattr(importlib.import_module(module_name), class_name)
+        ops[key] = _op(cls, module_name, enums, input_kind)
+    return {
+        "about": f"MindSpore dataset ops for transform pipelines; regenerate with `{REFRESH_COMMAND}`",
+        "versions": {"mindspore": mindspore.__version__, "mindcv": mindcv.__version__},
+        "enums": dict(sorted(enums.items())),
+        "ops": dict(sorted(ops.items())),
+    }
+
+
+def dumps(value: object, depth: int = 0) -> str:
+    """JSON with one line per parameter and per enum, so that a refresh diffs readably."""
+    flat = not isinstance(value, (dict, list)) or not value
+    if flat or depth >= 4 or (isinstance(value, list) and not isinstance(value[0], (dict, list))):
+        return json.dumps(value, ensure_ascii=False)
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
+        text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+    else:
+        assert isinstance(value, list)
+        text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
+    return text + ("\n" if depth == 0 else "")

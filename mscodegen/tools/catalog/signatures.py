@@ -1,0 +1,66 @@
+"""A MindSpore class's `__init__` parameters as a table entry: name, required or its default, the docstring's type.
+
+The entry format is `mscodegen.catalog.signatures`'s, which checks a config's keyword arguments against it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def literal(value: object) -> tuple[bool, object]:
+    """(True, JSON value) when `value` is a JSON literal (tuples become lists), else (False, None)."""
+    import enum
+
+    if isinstance(value, enum.Enum):  # IntEnum/str enums are not the literal the user writes
+        return False, None
+    if value is None or isinstance(value, (bool, int, str)):
+        return True, value
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf"), value
+    if isinstance(value, (tuple, list)):
+        items = [literal(v) for v in value]
+        return all(ok for ok, _ in items), [v for _, v in items]
+    return False, None
+
+
+def default_repr(value: object) -> str:
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
+    return repr(value)
+
+
+def doc_types(cls: type) -> dict[str, str]:
+    """The `name (type): ...` entries of the Args section of a class docstring."""
+    import inspect
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    args = re.split(r"\n(?=\S)", doc.partition("\nArgs:\n")[2])[0]
+    return {m[1]: m[2] for m in re.finditer(r"^    \*{0,2}(\w+) \((.*)\):", args, re.MULTILINE)}
+
+
+def parameters(cls: type) -> list[dict[str, Any]]:
+    """Every `__init__` parameter of `cls`: name, required or its default, the docstring's type."""
+    import inspect
+
+    types = doc_types(cls)
+    params = []
+    for p in inspect.signature(cls).parameters.values():
+        entry: dict[str, Any] = {"name": p.name, "required": False}
+        if p.kind is p.VAR_POSITIONAL:
+            entry["kind"] = "var_positional"
+        elif p.kind is p.VAR_KEYWORD:
+            entry["kind"] = "var_keyword"
+        elif p.default is p.empty:
+            entry["required"] = True
+        else:
+            ok, value = literal(p.default)
+            entry.update({"default": value} if ok else {"default_repr": default_repr(p.default)})
+        entry["type"] = types.get(p.name)
+        params.append(entry)
+    return params
