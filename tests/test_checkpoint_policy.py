@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mindspore as ms
 import pytest
 
 from mscodegen.config.errors import ConfigError
@@ -25,6 +24,8 @@ BEST: dict = {
 
 @pytest.mark.slow
 def test_best_k_identical_in_both_variants(write_config, tmp_path) -> None:
+    import mindspore as ms
+
     scripts = generate_both(write_config(BEST), tmp_path / "scripts")
     kept = {}
     for variant, script in scripts.items():

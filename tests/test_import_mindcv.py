@@ -1019,6 +1019,7 @@ def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:
     return [row["image"] for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True)]
 
 
+@pytest.mark.slow
 def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path: Path, capsys) -> None:
     """The independent check: mindcv's own create_transforms (on encoded images, as its loader decodes)
     against the converted pipelines (on decoded images, as mscodegen's ImageFolderDataset gives them)."""

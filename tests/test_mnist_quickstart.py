@@ -97,6 +97,7 @@ def _config(tmp_path: Path, *, train: int, test: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_make_mnist_writes_idx_files_mindspore_reads(tmp_path: Path) -> None:
     import mindspore.dataset as ds
 

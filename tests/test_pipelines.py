@@ -324,6 +324,7 @@ def test_mixup_batch_and_cutmix_batch_train_identically(tmp_path):
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
 
 
+@pytest.mark.slow
 def test_a_tuple_only_parameter_gets_a_tuple_that_mindspore_accepts():
     """`fill_value` is `Union[int, tuple[int]]`: a YAML list is written as a tuple, because MindSpore's
     own type check rejects a list (checked on the real op, not on the table)."""

@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import mindspore as ms
 import pytest
 
 from mscodegen.run.parity import generate_both, run_script
@@ -40,8 +39,14 @@ STOP_AT = 7  # epoch 2, batch 1: mid-epoch, mid accumulation window, loss-scale 
 PLAIN: dict = {"callbacks": {"checkpoint": {"every_steps": 2, "keep_max": 2, "prefix": "tiny"}}}
 
 
+def _load(path: Path) -> dict:
+    import mindspore as ms
+
+    return ms.load_checkpoint(str(path))
+
+
 def _weights(path: Path) -> dict:
-    return {name: param.asnumpy() for name, param in ms.load_checkpoint(str(path)).items()}
+    return {name: param.asnumpy() for name, param in _load(path).items()}
 
 
 def _run(script: Path, workdir: Path, *args: str, steps: int | None = None):
@@ -122,7 +127,7 @@ def test_runs_sharing_a_directory_keep_their_own_checkpoints(variant, write_conf
     runs: dict[str, set[str]] = {}
     for path in directory.glob("*.ckpt"):
         if path.name not in ("tiny-998_1.ckpt", "resume-999.ckpt"):
-            saved = ms.load_checkpoint(str(path))
+            saved = _load(path)
             runs.setdefault(path.name.split("-")[0], set()).add(str(saved["run_id"]))
     assert len(runs) == 3 and all(len(ids) == 1 for ids in runs.values()), runs
     assert len(set.union(*runs.values())) == 3
@@ -310,7 +315,7 @@ def test_resume_restores_ema_averages(variant, write_config, tmp_path) -> None:
     _run(script, tmp_path / "stopped", "--output-dir", str(out), steps=STOP_AT)
     # the stopped run's last checkpoint holds the averages, their count, and averages that are not weights
     newest = max((out / "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
-    saved = ms.load_checkpoint(str(newest))
+    saved = _load(newest)
     resumed = _run(script, tmp_path / "resumed", "--output-dir", str(out), "--resume", "latest")
     assert resumed.steps == whole.steps[STOP_AT:]
     assert [e["epoch"] for e in resumed.evals] == [2, 3]
