@@ -129,3 +129,49 @@ def test_the_guard_keeps_other_errors_tracebacks(scripts: dict[str, Path]) -> No
 def test_data_dir_check_only_when_files_are_read(write_config, tmp_path: Path) -> None:
     for text in (s.read_text() for s in generate_both(write_config(), tmp_path / "s").values()):
         assert "DATA_DIR" not in text
+
+
+# --- the GAN scripts (two networks) meet the same faults the same way ---------------------------------
+
+GAN_EXAMPLE = REPO / "examples" / "dcgan_digits.yaml"
+
+
+def test_gan_scripts_have_the_same_guards(tmp_path: Path) -> None:
+    import yaml
+
+    config = yaml.safe_load(GAN_EXAMPLE.read_text())
+    config["data"]["train"] = {
+        "kind": "mnist",
+        "path": "data",
+        "batch_size": 32,
+        "transforms": {"resize": [32, 32]},
+    }
+    path = tmp_path / "gan_mnist.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    shutil.copytree(REPO / "examples" / "data" / "mnist", tmp_path / "data")
+    for script in generate_both(path, tmp_path / "scripts").values():
+        text = script.read_text()
+        main = text[text.index('if __name__ == "__main__":') :]
+        assert "if error.filename is None and error.errno != errno.ENOSPC:\n            raise" in main
+        train = function_source(text, "train")
+        assert "except RuntimeError:" in train and "this MindSpore cannot use it" in train
+        assert "if not DATA_DIR.is_dir():" in train
+    for script in generate_both(GAN_EXAMPLE, tmp_path / "digits").values():
+        assert "DATA_DIR" not in script.read_text()  # digits come from scikit-learn
+
+
+@pytest.mark.slow
+def test_gan_environment_faults_are_one_line(tmp_path: Path) -> None:
+    scripts = generate_both(GAN_EXAMPLE, tmp_path / "scripts")
+    cases = {
+        "device": (("--device", "GPU"), ("--device GPU", "--device CPU")),
+        "loss_log": (("--loss-log", str(tmp_path)), ("Is a directory", str(tmp_path))),
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {
+            (variant, case): pool.submit(_run, script, *args, cwd=tmp_path / f"{variant}-{case}")
+            for variant, script in scripts.items()
+            for case, (args, _) in cases.items()
+        }
+    for (_, case), job in jobs.items():
+        _one_line_error(job.result(), *cases[case][1])

@@ -113,6 +113,7 @@ class GanShared:
     data_helpers: tuple[str, ...]
     sys_paths: tuple[tuple[str, tuple[str, ...]], ...]
     data_dir: str | None
+    data_dir_keys: str  # the keys the DATA_DIR check is explained by
     dataset_functions: tuple[DatasetFn, ...]
     datasets: tuple[DatasetUse, ...]
     parallel: Parallel | None
@@ -210,6 +211,7 @@ def build_gan_shared(
         data_helpers=data.helpers,
         sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in functions)]),
         data_dir=data.data_dir,
+        data_dir_keys=data.data_dir_keys,
         dataset_functions=functions,
         datasets=data.uses,
         parallel=build_parallel(cfg),
@@ -405,13 +407,9 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
         imports.names("mindspore", "dataset as ds")
     if s.samples is not None:
         imports.names("mindspore.dataset", "vision")
-    if (
-        any(f.factory and f.factory.sys_path for f in functions)
-        or any(n.factory and n.factory.sys_path for n in s.networks)
-        or s.parallel is not None
-        or s.resumable
-    ):
-        imports.module("sys")
+    # sys.exit and errno.ENOSPC: the one-line errors for faults of the environment (every script)
+    imports.module("errno")
+    imports.module("sys")
     if s.parallel is not None:
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if (s.time_monitor and variant == "native") or s.resumable:  # RUN_ID: the start time
