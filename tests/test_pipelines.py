@@ -100,6 +100,21 @@ def test_python_only_op_needs_one_worker(tmp_path):
     assert "RandomErasing" in message and "num_workers: 1" in message
 
 
+def test_python_only_ops_get_one_line_saying_why_one_thread(tmp_path):
+    """The note sits above the map that runs them (measured by bench/pipeline.py), and only there."""
+    ops = "    transforms:\n      image:\n        - HWC2CHW: {}\n"
+    path = tmp_path / "erasing.yaml"
+    path.write_text(HEAD + ops + "        - RandomErasing: {prob: 0.5}\n")
+    for script in generate_both(path, tmp_path / "erasing").values():
+        train = function_source(script.read_text(), "create_train_dataset")
+        note = "    # RandomErasing runs in Python: one thread keeps it reproducible, more were no faster\n"
+        assert note + "    image_ops = [" in train
+        assert "num_parallel_workers=1" in train
+    path.write_text(HEAD + ops)
+    for script in generate_both(path, tmp_path / "plain").values():
+        assert "runs in Python" not in script.read_text()
+
+
 def test_builtin_network_needs_chw(tmp_path):
     text = HEAD + "    transforms:\n      image:\n        - Resize: {size: [8, 8]}\n"
     ((path, line, _col, message),) = problems(tmp_path, text)

@@ -52,6 +52,7 @@ class ColumnOps:
     column: str
     variable: str  # image_ops, label_ops
     ops: tuple[str, ...]  # Python calls, rendered from the config's entries by pipeline.render
+    note: str | None = None  # above the map: why ops that run in Python get one thread (bench/pipeline.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +367,20 @@ def _workers(cfg: Config | GanConfig, spec: DatasetSpec) -> tuple[str, str | Non
     return (", num_parallel_workers=1" if python_ops or batch else ""), None
 
 
+def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> str | None:
+    """One line where a column's ops run in Python with one thread: why one, and why not processes.
+
+    Measured by `python -m bench.pipeline` (docs/speed.md, mindcv's ImageNet augmentation on 2 cores):
+    2 threads gave 1.09x of 1 (inside the noise: RandomErasing holds the GIL), and 2 processes
+    (python_multiprocessing=True) about 0.6x of 2 threads.
+    """
+    slow = pipeline.python_only(entries)
+    if not slow or "num_workers" in spec.model_fields_set and spec.num_workers != 1:
+        return None
+    ops = ", ".join(dict.fromkeys(slow))
+    return f"{ops} {'run' if ',' in ops else 'runs'} in Python: one thread keeps it reproducible, more were no faster"
+
+
 def _fixed_ops(spec: DatasetSpec) -> tuple[ColumnOps, ...]:
     """The fixed `transforms: {resize, rescale, normalize, hwc_to_chw}` form, as the image column's ops."""
     transforms = fixed_transforms(spec)
@@ -410,7 +425,8 @@ def _with_pipelines(cfg: Config | GanConfig, split: str, planned: _Split) -> _Sp
     used: set[str] = set()
     for column, entries in (pipelines or {}).items():
         if entries:
-            columns.append(ColumnOps(column, f"{column}_ops", tuple(pipeline.render(e) for e in entries)))
+            ops = tuple(pipeline.render(e) for e in entries)
+            columns.append(ColumnOps(column, f"{column}_ops", ops, _python_note(entries, spec)))
             used |= pipeline.modules(entries)
     changes: dict[str, object] = {"column_ops": tuple(columns) if pipelines is not None else fn.column_ops}
     if pipelines is not None and fn.label_cast and _casts_to_int32(pipelines.get("label") or []):
