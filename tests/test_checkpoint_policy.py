@@ -32,7 +32,7 @@ def test_best_k_identical_in_both_variants(write_config, tmp_path) -> None:
         result = run_script(script, tmp_path / variant, variant=variant)
         assert result.returncode == 0, result.log_tail
         assert len(result.evals) == 5
-        directory = result.output_dir / "checkpoints"
+        (directory,) = (result.output_dir / "checkpoints").iterdir()  # the run's own folder
         files = sorted(p.name for p in directory.glob("*best*.ckpt"))
         # the test's own selection from the logged evaluations: the 2 lowest losses (earlier wins ties)
         ranked = sorted(result.evals, key=lambda e: (e["metrics"]["loss"], e["step"]))[:2]

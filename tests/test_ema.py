@@ -99,7 +99,7 @@ def test_ema_parity_and_numpy_reference(tmp_path):
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
     saved = {}
     for variant, (result, _) in runs.items():
-        (checkpoint,) = sorted((result.output_dir / "checkpoints").glob("*.ckpt"))
+        (checkpoint,) = sorted((result.output_dir / "checkpoints").glob("*/*.ckpt"))
         saved[variant] = _load(checkpoint)
     averages = {name: value for name, value in saved["native"].items() if name.startswith("ema.")}
     assert set(averages) == {"ema.fc1.weight", "ema.fc1.bias", "ema.fc2.weight", "ema.fc2.bias"}

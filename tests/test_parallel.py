@@ -227,7 +227,7 @@ def test_log_files_per_rank_or_rank0_only(dp_runs: dict[str, RunResult]) -> None
         assert not (workdir / "loss.jsonl").exists()
     workdir = dp_runs["model_custom_cell"].output_dir.parent  # default: rank 0 only
     assert (workdir / "loss.jsonl").exists() and rank_logs(workdir / "loss.jsonl") == {}
-    assert [p.name for p in (workdir / "output" / "checkpoints").glob("*.ckpt")] == ["dp-1_6.ckpt"]
+    assert [p.name for p in (workdir / "output" / "checkpoints").glob("*/*.ckpt")] == ["dp-1_6.ckpt"]
 
 
 @pytest.mark.slow

@@ -100,7 +100,7 @@ def test_native_resumes_a_preempted_job_exactly(dp_runs: dict[str, RunResult], t
     # rank 1 logged step 3 and died; rank 0 may be killed by msrun (it looks every second) before it
     # logs step 3 too. Rank 0 saved step 2's checkpoint before step 3's all-reduce, which rank 1 finished.
     assert len(killed.ranks[1]) == 3 and len(killed.ranks[0]) in (2, 3), killed.ranks
-    assert sorted(p.name for p in output.joinpath("checkpoints").glob("*.ckpt")) == ["dp-1_2.ckpt"]
+    assert sorted(p.name for p in output.joinpath("checkpoints").glob("*/*.ckpt")) == ["dp-1_2.ckpt"]
 
     weights = tmp_path / "weights.ckpt"
     resumed = _run(

@@ -259,7 +259,7 @@ def test_eval_metrics(write_config, tmp_path):
 def load_checkpoints(directory: Path) -> dict[str, dict]:
     import mindspore as ms
 
-    return {p.name: ms.load_checkpoint(str(p)) for p in sorted(directory.glob("*.ckpt"))}
+    return {p.name: ms.load_checkpoint(str(p)) for p in sorted(directory.glob("*/*.ckpt"))}
 
 
 @pytest.mark.parametrize(

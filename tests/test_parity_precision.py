@@ -189,11 +189,12 @@ def test_accumulation_parity(write_config, tmp_path, k):
 def assert_same_checkpoint(a_dir, b_dir) -> None:
     import mindspore as ms
 
-    a_files = sorted(p.name for p in (a_dir / "checkpoints").glob("*.ckpt"))
-    b_files = sorted(p.name for p in (b_dir / "checkpoints").glob("*.ckpt"))
+    a_paths = sorted((a_dir / "checkpoints").glob("*/*.ckpt"))
+    b_paths = sorted((b_dir / "checkpoints").glob("*/*.ckpt"))
+    a_files, b_files = [p.name for p in a_paths], [p.name for p in b_paths]
     assert a_files == b_files and a_files
-    a = ms.load_checkpoint(str(a_dir / "checkpoints" / a_files[-1]))
-    b = ms.load_checkpoint(str(b_dir / "checkpoints" / b_files[-1]))
+    a = ms.load_checkpoint(str(a_paths[-1]))
+    b = ms.load_checkpoint(str(b_paths[-1]))
     assert sorted(a) == sorted(b)
     assert a.pop("config_sha256") == b.pop("config_sha256")  # a str: the resumable run's identity
     assert a.pop("run_id") != b.pop("run_id")  # a str per run: two runs, two ids
@@ -224,8 +225,8 @@ def test_accumulation_of_two_equals_double_batch(write_config, tmp_path):
     assert pairs == pytest.approx([r["loss"] for r in big.steps], abs=1e-5)
     import mindspore as ms
 
-    (small_ckpt,) = (model.output_dir / "checkpoints").glob("*.ckpt")
-    (big_ckpt,) = (big.output_dir / "checkpoints").glob("*.ckpt")
+    (small_ckpt,) = (model.output_dir / "checkpoints").glob("*/*.ckpt")
+    (big_ckpt,) = (big.output_dir / "checkpoints").glob("*/*.ckpt")
     small_params, big_params = ms.load_checkpoint(str(small_ckpt)), ms.load_checkpoint(str(big_ckpt))
     weights = [n for n in big_params if n.startswith("fc")]
     assert weights

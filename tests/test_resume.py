@@ -2,8 +2,8 @@
 
 A run stopped after step k (mid-epoch, inside an accumulation window) and resumed equals the uninterrupted
 run, in both variants, with shuffle, random transforms, dynamic loss scaling, accumulation and EMA. A
-checkpoint carries the config's sha256: `--resume latest` takes this config's newest checkpoint by the
-order it was written, pruning touches only the run's own files, another config's checkpoint is refused,
+checkpoint carries the config's sha256: `--resume latest` takes this config's checkpoint of the highest
+stored step, pruning touches only the run's own files, another config's checkpoint is refused,
 and --max-steps is checked before a step. Environment faults end in one line, not a traceback.
 """
 
@@ -105,43 +105,41 @@ def test_resume_mid_epoch_equals_uninterrupted_run(variant, write_config, tmp_pa
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["model", "native"])
 def test_runs_sharing_a_directory_keep_their_own_checkpoints(variant, write_config, tmp_path) -> None:
-    """Issue 22: runs of 12, 5 and 3 steps in one output directory. Each keeps its own checkpoints (the
-    later runs delete none of the first one's), and `--resume latest` takes the newest written, the
-    3-step run's: with --max-steps 4 it trains exactly step 4."""
+    """Issues 22 and 30: runs of 12, 5 and 3 steps in one output directory. Each writes in its own folder
+    (checkpoints/<run id>/) and keeps its own checkpoints (the later runs delete none of the first one's),
+    and `--resume latest` takes the highest step stored in a checkpoint, the 12-step run's."""
     script = generate_both(write_config(PLAIN), tmp_path / "scripts")[variant]
     out = tmp_path / "out"
     directory = out / "checkpoints"
-    whole = _run(script, tmp_path / "whole")
     _run(script, tmp_path / "a", "--output-dir", str(out), steps=12)
-    first = sorted(p.name for p in directory.glob("*.ckpt"))
+    first = sorted(directory.glob("*/*.ckpt"))
     assert len(first) == 2  # keep_max
     # junk a user left beside them: unreadable files never stop a run and are never deleted
     (directory / "tiny-998_1.ckpt").write_bytes(b"not a checkpoint")
-    (directory / "resume-999.ckpt").write_bytes(b"")
+    (first[0].parent / "resume-999.ckpt").write_bytes(b"")
     for steps in (5, 3):
-        time.sleep(0.01)  # distinct modification times on coarse file systems
+        time.sleep(1)  # another run id
         _run(script, tmp_path / f"s{steps}", "--output-dir", str(out), steps=steps)
-    names = {p.name for p in directory.glob("*.ckpt")}
-    assert set(first) <= names and {"tiny-998_1.ckpt", "resume-999.ckpt"} <= names
-    # each run wrote under its own prefix, and every checkpoint names its run: one run id per prefix
+    paths = set(directory.glob("**/*.ckpt"))
+    assert (
+        set(first) <= paths and {directory / "tiny-998_1.ckpt", first[0].parent / "resume-999.ckpt"} <= paths
+    )
+    # each run wrote in its own folder, and every checkpoint names its run: the folder's name
     runs: dict[str, set[str]] = {}
-    for path in directory.glob("*.ckpt"):
-        if path.name not in ("tiny-998_1.ckpt", "resume-999.ckpt"):
-            saved = _load(path)
-            runs.setdefault(path.name.split("-")[0], set()).add(str(saved["run_id"]))
-    assert len(runs) == 3 and all(len(ids) == 1 for ids in runs.values()), runs
-    assert len(set.union(*runs.values())) == 3
+    for path in directory.glob("*/tiny-*.ckpt"):
+        runs.setdefault(path.parent.name, set()).add(str(_load(path)["run_id"]))
+    assert len(runs) == 3 and all(ids == {folder} for folder, ids in runs.items()), runs
     resumed = run_script(
         script,
         tmp_path / "r",
         variant=variant,
-        max_steps=4,
         extra_args=("--output-dir", str(out), "--resume", "latest"),
     )
     assert resumed.returncode == 0, resumed.log_tail
-    assert resumed.steps == whole.steps[3:4]
+    assert resumed.steps == []
     log = (tmp_path / "r" / "stdout.txt").read_text()
-    assert "at step 3" in log
+    assert "at step 12" in log and "nothing to train" in log
+    assert "skipping" in log and "tiny-998_1.ckpt" in log and "resume-999.ckpt" in log
 
 
 @pytest.mark.slow
@@ -151,7 +149,7 @@ def test_latest_skips_unreadable_files_and_max_steps_is_checked_before_a_step(wr
         out = tmp_path / variant
         whole = _run(script, out / "whole")
         _run(script, out / "stopped", "--output-dir", str(out / "o"), steps=5)
-        saved = sorted((out / "o" / "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
+        saved = sorted((out / "o" / "checkpoints").glob("*/*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
         newest = saved[-1]
         # steps 4 and 5 written in one clock tick (a coarse file system): the step in the name decides
         for path in saved:
@@ -183,7 +181,7 @@ def test_checkpoint_from_another_config_is_refused(other, write_config, tmp_path
     first = generate_both(write_config(PLAIN, name="first"), tmp_path / "first")["native"]
     out = tmp_path / "out"
     _run(first, tmp_path / "a", "--output-dir", str(out), steps=2)
-    (saved,) = (out / "checkpoints").glob("*.ckpt")
+    (saved,) = (out / "checkpoints").glob("*/*.ckpt")
     second = generate_both(write_config({**PLAIN, **other}, name="second"), tmp_path / "second")
     for variant, script in second.items():
         for resume, message in (("latest", "no checkpoint of this config"), (str(saved), "another config")):
@@ -208,7 +206,10 @@ def test_a_bad_resume_target_is_one_line_and_writes_nothing(write_config, tmp_pa
             last = proc.stderr.strip().splitlines()[-1]
             assert last.startswith("error: --resume"), target
             if target != "latest":  # a directory, an empty file, a missing one: what to give instead
-                assert last.endswith("not a checkpoint file; give a .ckpt, or latest"), last
+                assert last.endswith("; give another checkpoint, or latest"), last
+                missing = str(tmp_path / "missing.ckpt")
+                why = {str(tmp_path): "not a regular file", str(empty): "damaged", missing: "no such file"}
+                assert f"--resume {target}: {why[target]}" in last, last
             assert not out.exists(), f"a failed --resume {target} created {out}"
 
 
@@ -314,7 +315,7 @@ def test_resume_restores_ema_averages(variant, write_config, tmp_path) -> None:
     whole = _run(script, tmp_path / "whole")
     _run(script, tmp_path / "stopped", "--output-dir", str(out), steps=STOP_AT)
     # the stopped run's last checkpoint holds the averages, their count, and averages that are not weights
-    newest = max((out / "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
+    newest = max((out / "checkpoints").glob("*/*.ckpt"), key=lambda p: p.stat().st_mtime_ns)
     saved = _load(newest)
     resumed = _run(script, tmp_path / "resumed", "--output-dir", str(out), "--resume", "latest")
     assert resumed.steps == whole.steps[STOP_AT:]

@@ -13,11 +13,13 @@ from conftest import REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 # all lines of the black-formatted file: (model, native)
+# issue 30 added the NaN guard (check_loss: 6 lines native, 13 model), the output-path check (4) and,
+# with checkpoints, each run's own folder (run_folder: 13).
 BUDGETS = {
-    "mnist_quickstart": (170, 220),
-    "lenet_digits": (280, 320),
+    "mnist_quickstart": (190, 220),
+    "lenet_digits": (325, 345),
 }
-DEFAULT_BUDGET = (450, 450)
+DEFAULT_BUDGET = (465, 465)
 
 
 def _lines(name: str, script: str) -> int:
@@ -46,8 +48,8 @@ def test_line_table_within_budgets(capsys: pytest.CaptureFixture[str]) -> None:
 
 # Where Model cannot do the work: a GAN's model variant writes the train cell doing both updates (Model
 # has no step for two optimizers), a callback printing both losses (LossMonitor prints the first of a
-# tuple) and one drawing the sample grid; the native loop does all three inline. Within 2% of native.
-LONGER_MODEL = {"dcgan_digits": 1.02}
+# tuple) and one drawing the sample grid; the native loop does all three inline. Within 3% of native.
+LONGER_MODEL = {"dcgan_digits": 1.03}
 
 
 @pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: p.stem)

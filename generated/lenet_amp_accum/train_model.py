@@ -9,7 +9,6 @@ import errno
 import json
 import math
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -160,39 +159,76 @@ class TrainStep(nn.Cell):
         return loss, ops.logical_not(finite), self.scaler.scale_value
 
 
-def load_checkpoint(resume, directory, train_network):
-    """--resume PATH, or latest: this config's newest checkpoint (by write time, then the numbers in
-    the name). Loads it into the train network (weights, optimizer state, the loss scale, the accumulated gradients) and returns its step.
-    """
-    latest = resume == "latest"
-    paths = [Path(resume)]
-    if latest:
-        paths = sorted(
-            directory.glob("*.ckpt"),
-            key=lambda p: (p.stat().st_mtime_ns, [int(n) for n in re.findall(r"\d+", p.stem)]),
+def check_loss(loss, step):
+    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
+    if not math.isfinite(float(loss)):
+        sys.exit(
+            f"error: step {step}: loss {float(loss)}; lower optimizer.lr, check loss_scale or tighten grad.clip"
         )
-    for path in reversed(paths):
-        try:
-            saved = ms.load_checkpoint(str(path))
-        except (OSError, ValueError, RuntimeError):
-            if not latest:
-                sys.exit(f"error: --resume {path}: not a checkpoint file; give a .ckpt, or latest")
-            print(f"note: --resume latest: skipping {path}: not readable", flush=True)
-            continue
-        if str(saved.get("config_sha256", "")) == CONFIG_SHA256:
-            break
-        if not latest:
-            sys.exit(f"error: --resume {path}: written by another config than this script's")
-    else:
+
+
+class CheckLoss(Callback):
+    """check_loss after every step (LossMonitor would raise a traceback at a NaN loss)."""
+
+    def __init__(self, start_step):
+        super().__init__()
+        self.start_step = start_step
+
+    def on_train_step_end(self, run_context):
+        cb_params = run_context.original_args()
+        check_loss(cb_params.net_outputs[0], self.start_step + cb_params.cur_step_num)
+
+
+def run_folder(output_dir):
+    """This run's own checkpoint folder, CHECKPOINT_DIR/RUN_ID: runs never overwrite or prune each
+    other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes it, then renames it):
+    those untouched for an hour are removed."""
+    directory = output_dir / CHECKPOINT_DIR
+    for path in directory.glob("*/*.tmp"):
+        if time.time() - path.stat().st_mtime > 3600:
+            path.unlink(missing_ok=True)
+    (directory / RUN_ID).mkdir(parents=True)
+    return directory / RUN_ID
+
+
+INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
+
+
+def load_checkpoint(resume, directory, train_network):
+    """--resume PATH, or latest: this config's checkpoint with the highest step under directory (a
+    damaged one is skipped with a note). Checks the file's CRC32, loads it into the train
+    network (weights, optimizer state, the loss scale, the accumulated gradients) and returns its step.
+    """
+    latest, found = resume == "latest", []  # (step, write time, path, info)
+    for path in sorted(directory.glob("**/*.ckpt")) if latest else [Path(resume)]:
+        info, problem = {}, "not a regular file" if path.exists() else "no such file"
+        if path.is_file():
+            try:
+                info = ms.load_checkpoint(
+                    str(path), crc_check=True, choice_func=lambda name: name in INFO
+                )
+                problem = None
+            except (OSError, ValueError, RuntimeError):
+                problem = "damaged, or not a checkpoint (its CRC32 or format does not check out)"
+        if problem is None and str(info.get("config_sha256", "")) == CONFIG_SHA256:
+            found.append((int(info["step_num"]), path.stat().st_mtime_ns, path, info))
+        elif not latest:
+            problem = problem or "written by another config than this script's"
+            sys.exit(f"error: --resume {path}: {problem}; give another checkpoint, or latest")
+        elif problem:
+            print(f"note: --resume latest: skipping {path}: {problem}", flush=True)
+    if not found:
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
+    step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
+        missing, _ = ms.load_param_into_net(
+            train_network, ms.load_checkpoint(str(path)), strict_load=True
+        )
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
         sys.exit(f"error: --resume {path}: has no {', '.join(missing)} (another network?)")
-    step = int(saved["step_num"])
-    print(f"resumed from {path} (run {saved.get('run_id', '?')}) at step {step}", flush=True)
+    print(f"resumed from {path} (run {info.get('run_id', '?')}) at step {step}", flush=True)
     return step
 
 
@@ -242,18 +278,23 @@ def train(args):
         # the pipeline (its own failure recovery), random transforms included.
         ds.config.set_fast_recovery(False)
         train_dataset.set_init_step(start_step)
-    callbacks = [LossMonitor(LOG_EVERY_STEPS), TimeMonitor(), RunLog(args, optimizer, start_step)]
+    callbacks = [
+        CheckLoss(start_step),
+        LossMonitor(LOG_EVERY_STEPS),
+        TimeMonitor(),
+        RunLog(args, optimizer, start_step),
+    ]
     if not args.fast_dev_run:
         config = CheckpointConfig(
             save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
             keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
+            crc_check=True,
             append_info=[
                 {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
             ],
         )
-        callbacks.append(
-            ModelCheckpoint(CHECKPOINT_PREFIX, str(args.output_dir / CHECKPOINT_DIR), config)
-        )
+        directory = run_folder(args.output_dir)
+        callbacks.append(ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config))
     # After --resume, Model counts steps from 0 again: LossMonitor's step numbers start over.
     model.fit(
         args.epochs,
@@ -264,7 +305,6 @@ def train(args):
         initial_epoch=start_step // steps_per_epoch,
     )
     if args.save_weights:
-        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
         ms.save_checkpoint(network, str(args.save_weights))
 
 
@@ -350,13 +390,17 @@ def parse_args():
     if args.fast_dev_run:
         args.epochs, args.max_steps = 1, ACCUMULATION_STEPS
         args.loss_log = args.eval_log = args.save_weights = None
+    if args.save_weights:  # checked before training, not after it
+        if args.save_weights.is_dir():
+            parser.error(f"--save-weights {args.save_weights}: a folder; give a file in it")
+        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
     return args
 
 
 if __name__ == "__main__":
     try:
         train(parse_args())
-    except OSError as error:  # a path or a full disk: one line; any other error keeps its traceback
-        if error.filename is None and error.errno != errno.ENOSPC:
+    except OSError as error:  # a path, a full disk, a size limit: one line; others keep a traceback
+        if error.filename is None and error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise
         sys.exit(f"error: {error}")

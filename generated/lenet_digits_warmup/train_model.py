@@ -89,6 +89,20 @@ def build_lr(total_steps, steps_per_epoch):
     ]
 
 
+def check_loss(loss, step):
+    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
+    if not math.isfinite(float(loss)):
+        sys.exit(f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip")
+
+
+class CheckLoss(Callback):
+    """check_loss after every step (LossMonitor would raise a traceback at a NaN loss)."""
+
+    def on_train_step_end(self, run_context):
+        cb_params = run_context.original_args()
+        check_loss(cb_params.net_outputs, cb_params.cur_step_num)
+
+
 def train(args):
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
@@ -109,12 +123,11 @@ def train(args):
     optimizer = nn.Momentum(network.trainable_params(), learning_rate=learning_rate, momentum=0.9)
     metrics = {"accuracy": nn.Accuracy(), "loss": nn.Loss()}
     model = Model(network, loss_fn, optimizer, metrics=metrics)
-    callbacks = [LossMonitor(LOG_EVERY_STEPS), TimeMonitor(), RunLog(args, optimizer)]
+    callbacks = [CheckLoss(), LossMonitor(LOG_EVERY_STEPS), TimeMonitor(), RunLog(args, optimizer)]
     model.fit(
         args.epochs, train_dataset, eval_dataset, valid_frequency=eval_epochs, callbacks=callbacks
     )
     if args.save_weights:
-        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
         ms.save_checkpoint(network, str(args.save_weights))
 
 
@@ -186,13 +199,17 @@ def parse_args():
     if args.fast_dev_run:
         args.epochs, args.max_steps = 1, 1
         args.loss_log = args.eval_log = args.save_weights = None
+    if args.save_weights:  # checked before training, not after it
+        if args.save_weights.is_dir():
+            parser.error(f"--save-weights {args.save_weights}: a folder; give a file in it")
+        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
     return args
 
 
 if __name__ == "__main__":
     try:
         train(parse_args())
-    except OSError as error:  # a path or a full disk: one line; any other error keeps its traceback
-        if error.filename is None and error.errno != errno.ENOSPC:
+    except OSError as error:  # a path, a full disk, a size limit: one line; others keep a traceback
+        if error.filename is None and error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise
         sys.exit(f"error: {error}")

@@ -383,7 +383,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
 
 def _callbacks(s: Shared) -> tuple[str, ...]:
     """The model variant's callbacks, in the order Model calls them (checkpoints are added after)."""
-    out = []
+    out = ["CheckLoss(start_step)" if s.resumable else "CheckLoss()"]
     if s.loss_monitor:
         out.append("LossMonitor(LOG_EVERY_STEPS)")
     if s.time_monitor:
@@ -466,7 +466,7 @@ def _imports(
     # sys.exit and errno.ENOSPC: the one-line errors for faults of the environment (every script)
     imports.module("errno")
     imports.module("sys")
-    if s.resumable:  # RUN_ID: when the run started, and its process
+    if s.checkpoint is not None:  # RUN_ID: when the run started, and its process
         imports.module("os")
         imports.module("time")
     if any(f.workers_line for f in functions):  # os.cpu_count()
@@ -474,18 +474,13 @@ def _imports(
     if s.parallel is not None:
         imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    if s.lr.kind in ("cosine", "warmup_cosine") or (s.lr.kind == "one_cycle" and s.lr.anneal == "cos"):
-        imports.module("math")
+    imports.module("math")  # check_loss: math.isfinite
     if s.optimizer.groups or s.pretrained is not None or s.freeze is not None:
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
         imports.module("time")
-    if s.resumable:  # --resume latest: the numbers in a checkpoint's name
-        imports.module("re")
     if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"} or s.auc_metric:
         imports.module("numpy", "np")
-    if "to_number" in s.data_helpers:
-        imports.module("math")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
     modules = {m for f in functions for m in f.modules}

@@ -365,6 +365,7 @@ def _constants(
         config_sha256=config_sha256,
         resumable=resumable,
         output_dir=gan.samples is not None or cfg.callbacks.checkpoint is not None,
+        checkpoint=cfg.callbacks.checkpoint is not None,
     )
     networks = [Constant("LATENT_DIM", literal(gan.latent_dim), "gan.latent_dim")]
     if gan.d_steps > 1:
@@ -412,10 +413,10 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
     imports.module("sys")
     if s.parallel is not None:
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    if (s.time_monitor and variant == "native") or s.resumable:  # RUN_ID: the start time
+    if (s.time_monitor and variant == "native") or s.checkpoint is not None:  # RUN_ID: the start time
         imports.module("time")
-    if s.resumable:  # --resume latest: the numbers in a checkpoint's name
-        imports.module("re")
+    if s.checkpoint is not None:  # RUN_ID: the process
+        imports.module("os")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
     modules = {m for f in functions for m in f.modules}

@@ -115,6 +115,7 @@ def build_constants(
         config_sha256=config_sha256,
         resumable=resumable,
         output_dir=cfg.callbacks.checkpoint is not None,
+        checkpoint=cfg.callbacks.checkpoint is not None,
     )
     opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
@@ -172,6 +173,7 @@ def run_constants(
     config_sha256: str | None,
     resumable: bool,
     output_dir: bool,
+    checkpoint: bool,
 ) -> list[Constant]:
     """The run's own constants, first in every script: the config's sha256, the data, seed, epochs."""
     run = []
@@ -184,7 +186,9 @@ def run_constants(
                 "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
             )
         )
-        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", ""))
+    if checkpoint:
+        comment = "" if resumable else "the run's own checkpoint folder"
+        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", "", comment))
     if data_dir is not None:
         run.append(Constant("DATA_DIR", data_dir, data_keys))
     run += [

@@ -73,6 +73,15 @@ class Step:
         return "".join(f", {n}" for n in notes)
 
     @property
+    def diverged_hint(self) -> str:
+        """What to change when the loss becomes NaN or infinite: the keys that most often cause it."""
+        hints = ["lower optimizer.lr"]
+        if self.scaler or self.fixed_sens:
+            hints.append("check loss_scale")
+        hints.append("tighten grad.clip" if self.clip_kind else "set grad.clip")
+        return ", ".join(hints[:-1]) + f" or {hints[-1]}"
+
+    @property
     def custom_cell(self) -> bool:
         """Model gets this step as a ready-made train cell."""
         return bool(self.custom_reasons)

@@ -9,7 +9,6 @@ import errno
 import json
 import math
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -104,6 +103,12 @@ class TrainStep(nn.Cell):
         return ops.depend(loss, self.optimizer(grads))
 
 
+def check_loss(loss, step):
+    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
+    if not math.isfinite(float(loss)):
+        sys.exit(f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip")
+
+
 def evaluate(eval_net, dataset, metrics):
     """Every metric over the dataset, from (loss, logits, label), as Model.eval does."""
     eval_net.set_train(False)
@@ -121,61 +126,72 @@ def evaluate(eval_net, dataset, metrics):
 
 
 class Checkpoints:
-    """What ModelCheckpoint writes: '<prefix>-<epoch>_<step>.ckpt', the train step's parameters
-    (weights, optimizer state) and the step, the config's sha256 and the run's id, under a prefix no
-    earlier run used; this run's newest CHECKPOINT_KEEP_MAX are kept (no other file is touched)."""
+    """What ModelCheckpoint writes: '<prefix>-<epoch>_<step>.ckpt' with a CRC32, the train step's
+    parameters (weights, optimizer state) and the step, the config's sha256 and the run's id;
+    the newest CHECKPOINT_KEEP_MAX of this run are kept."""
 
     def __init__(self, directory, train_step):
-        directory.mkdir(parents=True, exist_ok=True)
         self.directory, self.train_step, self.saved, self.step = directory, train_step, [], None
-        taken = {path.name.split("-")[0] for path in directory.glob("*.ckpt")}
-        self.prefix, runs = CHECKPOINT_PREFIX, 0
-        while self.prefix in taken:
-            runs += 1
-            self.prefix = f"{CHECKPOINT_PREFIX}_{runs}"
 
     def save(self, epoch, step_in_epoch, step):
-        path = self.directory / f"{self.prefix}-{epoch}_{step_in_epoch}.ckpt"
+        path = self.directory / f"{CHECKPOINT_PREFIX}-{epoch}_{step_in_epoch}.ckpt"
         info = {"step_num": step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-        ms.save_checkpoint(self.train_step, str(path), append_dict=info)
+        ms.save_checkpoint(self.train_step, str(path), append_dict=info, crc_check=True)
         self.saved.append(path)
         self.step = step
         if len(self.saved) > CHECKPOINT_KEEP_MAX:
             self.saved.pop(0).unlink()
 
 
+def run_folder(output_dir):
+    """This run's own checkpoint folder, CHECKPOINT_DIR/RUN_ID: runs never overwrite or prune each
+    other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes it, then renames it):
+    those untouched for an hour are removed."""
+    directory = output_dir / CHECKPOINT_DIR
+    for path in directory.glob("*/*.tmp"):
+        if time.time() - path.stat().st_mtime > 3600:
+            path.unlink(missing_ok=True)
+    (directory / RUN_ID).mkdir(parents=True)
+    return directory / RUN_ID
+
+
+INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
+
+
 def load_checkpoint(resume, directory, train_network):
-    """--resume PATH, or latest: this config's newest checkpoint (by write time, then the numbers in
-    the name). Loads it into the train network (weights, optimizer state) and returns its step."""
-    latest = resume == "latest"
-    paths = [Path(resume)]
-    if latest:
-        paths = sorted(
-            directory.glob("*.ckpt"),
-            key=lambda p: (p.stat().st_mtime_ns, [int(n) for n in re.findall(r"\d+", p.stem)]),
-        )
-    for path in reversed(paths):
-        try:
-            saved = ms.load_checkpoint(str(path))
-        except (OSError, ValueError, RuntimeError):
-            if not latest:
-                sys.exit(f"error: --resume {path}: not a checkpoint file; give a .ckpt, or latest")
-            print(f"note: --resume latest: skipping {path}: not readable", flush=True)
-            continue
-        if str(saved.get("config_sha256", "")) == CONFIG_SHA256:
-            break
-        if not latest:
-            sys.exit(f"error: --resume {path}: written by another config than this script's")
-    else:
+    """--resume PATH, or latest: this config's checkpoint with the highest step under directory (a
+    damaged one is skipped with a note). Checks the file's CRC32, loads it into the train
+    network (weights, optimizer state) and returns its step."""
+    latest, found = resume == "latest", []  # (step, write time, path, info)
+    for path in sorted(directory.glob("**/*.ckpt")) if latest else [Path(resume)]:
+        info, problem = {}, "not a regular file" if path.exists() else "no such file"
+        if path.is_file():
+            try:
+                info = ms.load_checkpoint(
+                    str(path), crc_check=True, choice_func=lambda name: name in INFO
+                )
+                problem = None
+            except (OSError, ValueError, RuntimeError):
+                problem = "damaged, or not a checkpoint (its CRC32 or format does not check out)"
+        if problem is None and str(info.get("config_sha256", "")) == CONFIG_SHA256:
+            found.append((int(info["step_num"]), path.stat().st_mtime_ns, path, info))
+        elif not latest:
+            problem = problem or "written by another config than this script's"
+            sys.exit(f"error: --resume {path}: {problem}; give another checkpoint, or latest")
+        elif problem:
+            print(f"note: --resume latest: skipping {path}: {problem}", flush=True)
+    if not found:
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
+    step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
+        missing, _ = ms.load_param_into_net(
+            train_network, ms.load_checkpoint(str(path)), strict_load=True
+        )
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
         sys.exit(f"error: --resume {path}: has no {', '.join(missing)} (another network?)")
-    step = int(saved["step_num"])
-    print(f"resumed from {path} (run {saved.get('run_id', '?')}) at step {step}", flush=True)
+    print(f"resumed from {path} (run {info.get('run_id', '?')}) at step {step}", flush=True)
     return step
 
 
@@ -213,7 +229,8 @@ def train(args):
         ds.config.set_fast_recovery(False)
         train_dataset.set_init_step(start_step)
     save = not args.fast_dev_run
-    checkpoints = Checkpoints(args.output_dir / CHECKPOINT_DIR, train_step) if save else None
+    directory = run_folder(args.output_dir) if save else None
+    checkpoints = Checkpoints(directory, train_step) if save else None
     log = RunLog(args)
     # One iterator for all epochs, as Model uses: a new one per epoch would repeat epoch 1's order.
     batches = train_dataset.create_tuple_iterator(num_epochs=args.epochs)
@@ -224,6 +241,7 @@ def train(args):
             lr = log.lr(optimizer)
             loss = train_step(image, label)
             step += 1
+            check_loss(loss, step)
             if step % LOG_EVERY_STEPS == 0:
                 print(f"epoch: {epoch} step: {step}, loss is {loss}", flush=True)
             log.step(step, epoch, loss, lr)
@@ -241,7 +259,6 @@ def train(args):
     if checkpoints and checkpoints.step != step:  # as ModelCheckpoint, save when training ends
         checkpoints.save(epoch, step - (epoch - 1) * steps_per_epoch, step)
     if args.save_weights:
-        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
         ms.save_checkpoint(network, str(args.save_weights))
 
 
@@ -307,13 +324,17 @@ def parse_args():
     if args.fast_dev_run:
         args.epochs, args.max_steps = 1, 1
         args.loss_log = args.eval_log = args.save_weights = None
+    if args.save_weights:  # checked before training, not after it
+        if args.save_weights.is_dir():
+            parser.error(f"--save-weights {args.save_weights}: a folder; give a file in it")
+        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
     return args
 
 
 if __name__ == "__main__":
     try:
         train(parse_args())
-    except OSError as error:  # a path or a full disk: one line; any other error keeps its traceback
-        if error.filename is None and error.errno != errno.ENOSPC:
+    except OSError as error:  # a path, a full disk, a size limit: one line; others keep a traceback
+        if error.filename is None and error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise
         sys.exit(f"error: {error}")

@@ -103,6 +103,12 @@ class TrainStep(nn.Cell):
         return ops.depend(loss, self.optimizer(grads))
 
 
+def check_loss(loss, step):
+    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
+    if not math.isfinite(float(loss)):
+        sys.exit(f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip")
+
+
 def evaluate(eval_net, dataset, metrics):
     """Every metric over the dataset, from (loss, logits, label), as Model.eval does."""
     eval_net.set_train(False)
@@ -151,6 +157,7 @@ def train(args):
             lr = log.lr(optimizer)
             loss = train_step(image, label)
             step += 1
+            check_loss(loss, step)
             if step % LOG_EVERY_STEPS == 0:
                 print(f"epoch: {epoch} step: {step}, loss is {loss}", flush=True)
             log.step(step, epoch, loss, lr)
@@ -164,7 +171,6 @@ def train(args):
         if step == args.max_steps:
             break
     if args.save_weights:
-        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
         ms.save_checkpoint(network, str(args.save_weights))
 
 
@@ -224,13 +230,17 @@ def parse_args():
     if args.fast_dev_run:
         args.epochs, args.max_steps = 1, 1
         args.loss_log = args.eval_log = args.save_weights = None
+    if args.save_weights:  # checked before training, not after it
+        if args.save_weights.is_dir():
+            parser.error(f"--save-weights {args.save_weights}: a folder; give a file in it")
+        args.save_weights.parent.mkdir(parents=True, exist_ok=True)
     return args
 
 
 if __name__ == "__main__":
     try:
         train(parse_args())
-    except OSError as error:  # a path or a full disk: one line; any other error keeps its traceback
-        if error.filename is None and error.errno != errno.ENOSPC:
+    except OSError as error:  # a path, a full disk, a size limit: one line; others keep a traceback
+        if error.filename is None and error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise
         sys.exit(f"error: {error}")
