@@ -49,7 +49,9 @@ def test_line_table_within_budgets(capsys: pytest.CaptureFixture[str]) -> None:
 # Where Model cannot do the work: a GAN's model variant writes the train cell doing both updates (Model
 # has no step for two optimizers), a callback printing both losses (LossMonitor prints the first of a
 # tuple) and one drawing the sample grid; the native loop does all three inline. Within 3% of native.
-LONGER_MODEL = {"dcgan_digits": 1.03}
+# Issue 30's NaN guard is a callback class in the model variant (CheckLoss, 16 lines with resume and a
+# loss scale) where the native loop has 5 lines; these two were 2 lines shorter than native before it.
+LONGER_MODEL = {"dcgan_digits": 1.03, "resnet18_finetune": 1.04, "lenet_amp_accum": 1.01}
 
 
 @pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: p.stem)

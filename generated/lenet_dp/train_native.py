@@ -140,12 +140,6 @@ def init_data_parallel():
     return rank, group_size
 
 
-def check_loss(loss, step):
-    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
-    if not math.isfinite(float(loss)):
-        sys.exit(f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip")
-
-
 def evaluate(eval_net, dataset, metrics):
     """Every metric over the dataset, from (loss, logits, label), as Model.eval does."""
     eval_net.set_train(False)
@@ -283,7 +277,11 @@ def train(args):
             lr = log.lr(optimizer)
             loss = train_step(image, label)
             step += 1
-            check_loss(loss, step)
+            # a NaN or infinite loss spreads to every weight: stop, exit 1
+            if not math.isfinite(float(loss)):
+                sys.exit(
+                    f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip"
+                )
             if step % LOG_EVERY_STEPS == 0:
                 print(f"epoch: {epoch} step: {step}, loss is {loss}", flush=True)
             log.step(step, epoch, loss, lr)

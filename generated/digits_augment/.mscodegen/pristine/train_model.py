@@ -93,18 +93,15 @@ def create_eval_dataset():
     return dataset.batch(16, drop_remainder=False)
 
 
-def check_loss(loss, step):
-    """Stop at a NaN or infinite loss (it spreads to every weight), saying where: exit 1."""
-    if not math.isfinite(float(loss)):
-        sys.exit(f"error: step {step}: loss {float(loss)}; lower optimizer.lr or set grad.clip")
-
-
 class CheckLoss(Callback):
-    """check_loss after every step (LossMonitor would raise a traceback at a NaN loss)."""
+    """Ends the run at the first NaN or infinite loss, as the native loop does (LossMonitor raises)."""
 
     def on_train_step_end(self, run_context):
         cb_params = run_context.original_args()
-        check_loss(cb_params.net_outputs, cb_params.cur_step_num)
+        loss, step = float(cb_params.net_outputs), cb_params.cur_step_num
+        # a NaN or infinite loss spreads to every weight: stop, exit 1
+        if not math.isfinite(loss):
+            sys.exit(f"error: step {step}: loss {loss}; lower optimizer.lr or set grad.clip")
 
 
 def train(args):
