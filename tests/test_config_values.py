@@ -1,0 +1,118 @@
+"""Values that validated and then failed or misled at run time (issue 30 "Nothing lost, and both variants fail
+alike"): keyword-argument values MindSpore documents, YAML 1.1's base-60 and octal numbers, control characters
+in paths, epochs beyond what the scripts' learning-rate list fits in memory. One located line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mscodegen.catalog import dataset_ops, losses
+from mscodegen.catalog.signatures import DOCUMENTED_VALUES, value_problem
+from mscodegen.config.errors import ConfigError
+from mscodegen.config.load import load_config
+
+BASE = """\
+network: {kind: builtin, name: mlp, num_classes: 10}
+data:
+  train: {kind: digits, batch_size: 8}
+optimizer: {name: adam, lr: 0.01}
+"""
+
+
+def rejected(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> list[str]:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides)
+    lines = str(info.value).splitlines()
+    assert len(lines) == len(info.value.problems)  # one line each
+    return [line.removeprefix(f"{path}:") for line in lines]
+
+
+def accepted(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text, encoding="utf-8")
+    load_config(path, overrides)
+
+
+# --- keyword-argument values ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("loss", "kwarg", "expected"),
+    [
+        (
+            "CrossEntropyLoss",
+            "reduction: meen",
+            "'meen' is not one of 'mean', 'sum', 'none'; did you mean 'mean'?",
+        ),
+        ("CrossEntropyLoss", "label_smoothing: 1.0", "1.0 is out of range: must be in [0, 1)"),
+        (
+            "CrossEntropyLoss",
+            "label_smoothing: 0",
+            "expected a float, got 0 (CrossEntropyLoss checks the type): write 0.0",
+        ),
+        ("FocalLoss", "gamma: 2", "expected a float, got 2 (FocalLoss checks the type): write 2.0"),
+        ("HuberLoss", "delta: 0", "0 is out of range: must be > 0"),
+        ("SmoothL1Loss", "beta: -1.0", "-1.0 is out of range: must be > 0"),
+        (
+            "SoftmaxCrossEntropyWithLogits",
+            "sparse: 1",
+            "expected true or false, got 1 (SoftmaxCrossEntropyWithLogits checks the type)",
+        ),
+        ("NLLLoss", "reduction: 3", "expected a string, got 3 (NLLLoss checks the type)"),
+    ],
+)
+def test_loss_kwargs_values_are_checked_at_their_key(
+    tmp_path: Path, loss: str, kwarg: str, expected: str
+) -> None:
+    line = f"loss: {{name: {loss}, kwargs: {{{kwarg}}}}}"
+    key, value = kwarg.split(": ")
+    column = line.index(kwarg) + len(key) + 3
+    problems = [
+        p for p in rejected(tmp_path, BASE + line + "\n") if "loss.name:" not in p
+    ]  # regression losses
+    assert problems == [f"5:{column}: loss.kwargs.{key}: {expected}"]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        "{reduction: sum, label_smoothing: 0.1, ignore_index: -100}",
+        "{reduction: none, label_smoothing: 0.0}",
+        "{weight: null}",  # the default, a Tensor parameter
+    ],
+)
+def test_documented_loss_kwargs_values_are_accepted(tmp_path: Path, kwargs: str) -> None:
+    accepted(tmp_path, BASE + f"loss: {{name: CrossEntropyLoss, kwargs: {kwargs}}}\n")
+
+
+def test_pipeline_op_values_are_checked_too(tmp_path: Path) -> None:
+    text = BASE.replace(
+        "{kind: digits, batch_size: 8}",
+        "{kind: digits, batch_size: 8, transforms: {image: [{RandomHorizontalFlip: {prob: 1.5}}]}}",
+    )
+    assert rejected(tmp_path, text) == [
+        "3:61: data.train.transforms.image[0]: RandomHorizontalFlip: `prob`: 1.5 is out of range: must be in [0, 1]"
+    ]
+
+
+def test_every_owner_of_the_value_table_takes_that_argument() -> None:
+    """An entry for `Owner.arg` must name an argument the shipped tables have (a rename would disarm it)."""
+    tables = {name: entry["params"] for name, entry in losses.load_table()["losses"].items()}
+    tables |= {name: op["params"] for name, op in dataset_ops.load_table()["ops"].items()}
+    for entry in DOCUMENTED_VALUES:
+        owner, _, key = entry.partition(".")
+        if owner != "*":
+            assert key in {p["name"] for p in tables[owner]}, entry
+
+
+def test_unknown_owners_fall_back_to_the_docstring_type() -> None:
+    assert (
+        value_problem("X", "flag", "bool, optional", 1) == "expected true or false, got 1 (X checks the type)"
+    )
+    assert value_problem("X", "flag", "bool, optional", True) is None
+    assert value_problem("X", "anything", "Union[int, float]", "text") is None  # string_problem's case
+    assert value_problem("X", "anything", None, [1, 2]) is None
