@@ -12,6 +12,7 @@ from mscodegen.catalog import dataset_ops, losses
 from mscodegen.catalog.signatures import DOCUMENTED_VALUES, value_problem
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
+from mscodegen.config.reader import load_yaml
 
 BASE = """\
 network: {kind: builtin, name: mlp, num_classes: 10}
@@ -116,3 +117,49 @@ def test_unknown_owners_fall_back_to_the_docstring_type() -> None:
     assert value_problem("X", "flag", "bool, optional", True) is None
     assert value_problem("X", "anything", "Union[int, float]", "text") is None  # string_problem's case
     assert value_problem("X", "anything", None, [1, 2]) is None
+
+
+# --- YAML 1.1's other bases ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "base", "value"),
+    [
+        ("1:30", "a base-60 (sexagesimal) number", 90),
+        ("-1:00:00", "a base-60 (sexagesimal) number", -3600),
+        ("1:30.5", "a base-60 (sexagesimal) number", 90.5),
+        ("0123", "an octal number", 83),
+        ("-017", "an octal number", -15),
+    ],
+)
+def test_sexagesimal_and_octal_scalars_are_refused(written: str, base: str, value: object) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml(f"a: {written}\n", "cfg.yaml")
+    assert str(info.value) == (
+        f"cfg.yaml:1:4: a: YAML 1.1 reads {written} as {base}, {value!r}: write '{written}' in quotes if you "
+        f"mean text, or {value!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("'1:30'", "1:30"),
+        ('"0123"', "0123"),
+        ("0", 0),
+        ("00", 0),
+        ("-0", 0),
+        ("0x1F", 31),
+        ("10", 10),
+        ("0.5", 0.5),
+    ],
+)
+def test_quoted_and_decimal_scalars_are_read_as_before(written: str, value: object) -> None:
+    assert load_yaml(f"a: {written}\n", "cfg.yaml").data == {"a": value}
+
+
+def test_an_octal_override_is_refused(tmp_path: Path) -> None:
+    assert rejected(tmp_path, BASE, ("train.epochs=010",)) == [
+        "--set train.epochs=010: train.epochs: cannot read value: YAML 1.1 reads 010 as an octal number, 8: "
+        "write '010' in quotes if you mean text, or 8"
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,6 +27,12 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _NULL_TAG = "tag:yaml.org,2002:null"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+# Plain scalars YAML 1.1 (PyYAML) reads in another base, silently: `1:30` is the base-60 number 90 and
+# `0123` the octal 83. Nobody writes either meaning on purpose in a config (YAML 1.2 dropped both).
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
 
 MAX_DEPTH = 64  # nested collections; PyYAML's composer recurses, so deeper input is rejected first
 MAX_NODES = 100_000  # values after expanding aliases (a "billion laughs" file stops here)
@@ -355,6 +362,13 @@ class _Builder:
             self._active.discard(id(node))
 
     def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+        base = _other_base(node)
+        if base is not None:
+            value = self.loader.construct_object(node)
+            text = node.value
+            message = f"YAML 1.1 reads {text} as {base}, {value!r}: write '{text}' in quotes if you mean text, or {value!r}"
+            self.problem(path, _mark(node), message)
+            return None
         if node.tag == _TIMESTAMP_TAG:
             return node.value  # keep dates as written rather than datetime objects
         try:
@@ -413,6 +427,17 @@ class _Builder:
         message = f"mapping keys must be strings, got {shown}; quote it if it is text"
         self.problem(path, mark, message)
         return None
+
+
+def _other_base(node: ScalarNode) -> str | None:
+    """The base YAML 1.1 reads a plain `1:30` (60) or `0123` (8) in, named; None for any other scalar."""
+    if node.style is not None or node.tag not in (_INT_TAG, _FLOAT_TAG):
+        return None
+    if _SEXAGESIMAL.fullmatch(node.value):
+        return "a base-60 (sexagesimal) number"
+    if _OCTAL.fullmatch(node.value) and node.value.strip("+-0_"):  # 00 is 0 in any base
+        return "an octal number"
+    return None
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, source: str) -> ConfigError:
