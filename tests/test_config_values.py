@@ -163,3 +163,43 @@ def test_an_octal_override_is_refused(tmp_path: Path) -> None:
         "--set train.epochs=010: train.epochs: cannot read value: YAML 1.1 reads 010 as an octal number, 8: "
         "write '010' in quotes if you mean text, or 8"
     ]
+
+
+# --- control characters in paths --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ("train: {output_dir: %s}", "train.output_dir"),
+        ("callbacks: {checkpoint: {every_epochs: 1, directory: %s}}", "callbacks.checkpoint.directory"),
+        ("callbacks: {checkpoint: {every_epochs: 1, prefix: %s}}", "callbacks.checkpoint.prefix"),
+        ("network: {kind: builtin, name: mlp, checkpoint: {path: %s}}", "network.checkpoint.path"),
+        ("data: {train: {kind: mnist, path: %s}}", "data.train.path"),
+        ("data: {train: {kind: cifar10, path: %s}}", "data.train.path"),
+        ("data: {train: {kind: image_folder, path: %s}}", "data.train.path"),
+        ("data: {train: {kind: csv, path: %s, columns: {x: [a], label: b}}}", "data.train.path"),
+    ],
+)
+def test_a_control_character_in_any_path_is_refused(tmp_path: Path, section: str, key: str) -> None:
+    value = '"a\\0b.ckpt"'
+    text = (
+        BASE.replace("network: {kind: builtin, name: mlp, num_classes: 10}\n", "")
+        if "network" in section
+        else BASE
+    )
+    text = text.replace("data:\n  train: {kind: digits, batch_size: 8}\n", "") if "data" in section else text
+    problems = rejected(tmp_path, text + section % value + "\n")
+    mine = [p for p in problems if f" {key}: " in p]
+    assert len(mine) == 1, problems
+    assert mine[0].endswith(
+        f"{key}: a path cannot contain the control character '\\x00' (at character 2); remove it (in YAML, "
+        "a double-quoted string reads \\0, \\t, \\n as control characters)"
+    )
+
+
+def test_a_gan_sample_directory_with_a_line_break_is_refused() -> None:
+    from mscodegen.schema.gan import SampleGrid
+
+    with pytest.raises(ValueError, match="control character '\\\\n'"):
+        SampleGrid(directory="sam\nples")

@@ -102,6 +102,19 @@ def _check_literal_value(value: Any) -> Any:
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 
 
+def _check_path_text(path: str) -> str:
+    """A file or directory name the scripts pass to the OS: a null byte or another control character
+    (a line break, a tab, an escape) cannot be in one (Python's os functions raise "embedded null byte")."""
+    bad = next((c for c in path if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        at = path.index(bad)
+        raise ValueError(
+            f"a path cannot contain the control character {bad!r} (at character {at + 1}); "
+            "remove it (in YAML, a double-quoted string reads \\0, \\t, \\n as control characters)"
+        )
+    return path
+
+
 def _not_a_boolean(value: Any) -> Any:
     """A YAML boolean (`yes`, `on`) where a number belongs: pydantic would read true as 1.0."""
     if isinstance(value, bool):
@@ -114,6 +127,8 @@ def _not_a_boolean(value: Any) -> Any:
 # Before a float's own validation (ints are strict already; floats stay lax: YAML reads 1e-3 as a string)
 NOT_BOOL = BeforeValidator(_not_a_boolean)
 Identifier = Annotated[str, AfterValidator(_check_identifier)]
+# Every file or directory name in a config (data paths, checkpoint files, output directories).
+PathText = Annotated[str, AfterValidator(_check_path_text)]
 ImportPath = Annotated[
     str,
     AfterValidator(_check_import_path),

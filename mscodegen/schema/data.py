@@ -14,6 +14,7 @@ from mscodegen.schema._base import (
     Identifier,
     ImportPath,
     Kwargs,
+    PathText,
     PositiveFloat,
     PositiveInt,
     Section,
@@ -210,7 +211,7 @@ class MnistData(_FileLoader):
     """MNIST from a local directory of the four idx files (ds.MnistDataset)."""
 
     kind: Literal["mnist"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
     transforms: TransformsField = Field(default_factory=Transforms)
 
@@ -219,7 +220,7 @@ class Cifar10Data(_FileLoader):
     """CIFAR-10 from a local directory of the binary batches (ds.Cifar10Dataset)."""
 
     kind: Literal["cifar10"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
     transforms: TransformsField = Field(default_factory=Transforms)
 
@@ -228,7 +229,7 @@ class ImageFolderData(_FileLoader):
     """One sub-directory of images per class (ds.ImageFolderDataset, decoded to RGB)."""
 
     kind: Literal["image_folder"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     transforms: TransformsField = Field(default_factory=Transforms)
 
 
@@ -278,7 +279,7 @@ class CsvData(_FileLoader):
     made from CSV columns chosen by name."""
 
     kind: Literal["csv"]
-    path: str = Field(
+    path: PathText = Field(
         description="The CSV file, relative to the config file or absolute; its first row (the header) names the columns."
     )
     columns: Annotated[dict[Identifier, CsvColumn], Field(min_length=1)] = Field(

@@ -8,7 +8,15 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from mscodegen.catalog.mindcv_names import mindcv_model_names
 from mscodegen.catalog.suggest import close_matches
-from mscodegen.schema._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, python_name
+from mscodegen.schema._base import (
+    ImportPath,
+    Kwargs,
+    PathText,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    python_name,
+)
 
 # mindspore.common.initializer classes and the keyword arguments each takes.
 INITIALIZERS: dict[str, tuple[str, ...]] = {
@@ -77,7 +85,7 @@ NamePattern = Annotated[str, AfterValidator(_check_pattern)]
 class NetworkCheckpoint(Section):
     """Weights loaded into the network before training (fine-tuning): a local `.ckpt`, no downloads."""
 
-    path: str = Field(
+    path: PathText = Field(
         description="A `.ckpt` file (e.g. mindcv's published weights, downloaded by you), relative to the config."
     )
     skip: list[NamePattern] = Field(

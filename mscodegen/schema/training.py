@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PathText, PositiveInt, Section
 
 
 class Train(Section):
@@ -25,7 +25,7 @@ class Train(Section):
     log_every_steps: PositiveInt = Field(
         10, description="Print the loss every N steps (each print synchronises with the device)."
     )
-    output_dir: str = Field(
+    output_dir: PathText = Field(
         "outputs", description="Default --output-dir of the scripts: checkpoints and logs go there."
     )
 
@@ -171,8 +171,8 @@ class CheckpointCb(Section):
     every_steps: PositiveInt | None = Field(None, description="Save every N optimizer steps.")
     every_epochs: PositiveInt | None = Field(None, description="Save every N epochs.")
     keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
-    directory: str = Field("checkpoints", description="Under --output-dir unless absolute.")
-    prefix: str = Field("model", min_length=1, pattern=r"^[^/\\]+$")
+    directory: PathText = Field("checkpoints", description="Under --output-dir unless absolute.")
+    prefix: PathText = Field("model", min_length=1, pattern=r"^[^/\\]+$")
     resumable: bool = Field(
         True,
         description="The checkpoints also carry the step and the config's sha256, and the scripts take "
