@@ -13,6 +13,7 @@ from mscodegen.catalog.signatures import DOCUMENTED_VALUES, value_problem
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.config.reader import load_yaml
+from mscodegen.schema.training import MAX_EPOCHS
 
 BASE = """\
 network: {kind: builtin, name: mlp, num_classes: 10}
@@ -203,3 +204,25 @@ def test_a_gan_sample_directory_with_a_line_break_is_refused() -> None:
 
     with pytest.raises(ValueError, match="control character '\\\\n'"):
         SampleGrid(directory="sam\nples")
+
+
+# --- epochs -------------------------------------------------------------------------------------------
+
+
+def test_epochs_are_bounded_by_the_learning_rate_list(tmp_path: Path) -> None:
+    accepted(tmp_path, BASE + f"train: {{epochs: {MAX_EPOCHS}}}\n")
+    assert rejected(tmp_path, BASE + f"train: {{epochs: {MAX_EPOCHS + 1}}}\n") == [
+        f"5:17: train.epochs: {MAX_EPOCHS + 1} epochs is more than the {MAX_EPOCHS} a config may train: the "
+        "scripts build one learning-rate value per step in memory before the first step"
+    ]
+
+
+def test_no_shipped_config_trains_more_epochs_than_allowed() -> None:
+    root = Path(__file__).parent.parent
+    configs = [*root.glob("examples/**/*.yaml"), *root.glob("docs/**/*.yaml")]
+    assert configs
+    for config in configs:
+        data = load_yaml(config.read_text(encoding="utf-8"), str(config), strict=False).data
+        train = data.get("train") if isinstance(data, dict) else None
+        epochs = train.get("epochs", 1) if isinstance(train, dict) else 1
+        assert isinstance(epochs, int) and epochs <= MAX_EPOCHS, config

@@ -10,11 +10,19 @@ from pydantic import Field, Strict, field_validator, model_validator
 
 from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PathText, PositiveInt, Section
 
+# The most epochs a config may train: the scripts build the whole learning-rate schedule up front, one
+# float per step (steps per epoch x epochs) in a Python list. 50,000,000 epochs of a few steps needed 5.4 GB
+# and the run died with MemoryError after validating; 100,000 epochs is far beyond any real run.
+MAX_EPOCHS = 100_000
+
 
 class Train(Section):
     """How long to train and how batches reach the device."""
 
-    epochs: PositiveInt = 1
+    epochs: PositiveInt = Field(
+        1,
+        description=f"At most {MAX_EPOCHS:,}: the scripts build one learning-rate value per step in memory.",
+    )
     dataset_sink_mode: bool = Field(
         False,
         description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so).",
@@ -35,6 +43,16 @@ class Train(Section):
         if not output_dir.strip():
             raise ValueError("an empty directory name; use '.' for the directory the script runs in")
         return output_dir
+
+    @field_validator("epochs")
+    @classmethod
+    def _epochs_fit_in_memory(cls, epochs: int) -> int:
+        if epochs > MAX_EPOCHS:
+            raise ValueError(
+                f"{epochs} epochs is more than the {MAX_EPOCHS} a config may train: the scripts build one "
+                "learning-rate value per step in memory before the first step"
+            )
+        return epochs
 
     @field_validator("sink_size")
     @classmethod
