@@ -161,8 +161,14 @@ def value_problem(owner: str, key: str, doc_type: str | None, value: object) -> 
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
     shown = shown if len(shown) <= _MAX_SHOWN else shown[: _MAX_SHOWN - 1] + "…"
     if rule.kind is not None and not _is_kind(value, rule.kind):
-        exact = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53
-        hint = f": write {float(value)!r}" if rule.kind == "float" and exact else ""
+        hint = ""
+        if (
+            rule.kind == "float"
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and abs(value) < 2**53
+        ):
+            hint = f": write {float(value)!r}"
         return f"expected {_KIND_TEXT[rule.kind]}, got {shown} ({owner} checks the type){hint}"
     if rule.choices and value not in rule.choices:
         choices = ", ".join(repr(c) for c in rule.choices)
