@@ -226,3 +226,41 @@ def test_no_shipped_config_trains_more_epochs_than_allowed() -> None:
         train = data.get("train") if isinstance(data, dict) else None
         epochs = train.get("epochs", 1) if isinstance(train, dict) else 1
         assert isinstance(epochs, int) and epochs <= MAX_EPOCHS, config
+
+
+# --- probed paths (issue 30, part 5) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        (
+            '"\\ud800"',
+            "a path cannot contain the lone surrogate '\\ud800' (at character 1), which has no UTF-8",
+        ),
+        (
+            '"\\u202eevil"',
+            "a path cannot contain the control character '\\u202e' (at character 1); remove it",
+        ),
+        ('"a\\Lb"', "a path cannot contain the control character '\\u2028' (at character 2); remove it"),
+        ("a" * 300, "a name in the path is 300 bytes; a file or directory name may have at most 255"),
+        (
+            "/".join(["a" * 200] * 21),
+            "the path is 4220 bytes; a path may have at most 4095 (Linux's PATH_MAX)",
+        ),
+    ],
+)
+def test_paths_the_os_cannot_take_are_refused(tmp_path: Path, written: str, message: str) -> None:
+    (problem,) = rejected(tmp_path, BASE + f"train:\n  output_dir: {written}\n")
+    assert problem.startswith(f"6:15: train.output_dir: {message}")
+
+
+def test_a_unicode_path_the_os_takes_is_accepted(tmp_path: Path) -> None:
+    accepted(tmp_path, BASE + "train:\n  output_dir: 'résultats/实验 1/ok'\n")
+
+
+def test_an_extends_entry_with_a_null_byte_is_located(tmp_path: Path) -> None:
+    assert rejected(tmp_path, 'extends: "base\\0.yaml"\n' + BASE) == [
+        "1:10: extends: a path cannot contain the control character '\\x00' (at character 5); remove it (in YAML, "
+        "a double-quoted string reads \\0, \\t, \\n as control characters)"
+    ]

@@ -28,6 +28,7 @@ from mscodegen.config.reader import (
     load_yaml,
     read_config_bytes,
 )
+from mscodegen.schema._base import path_text_problem
 
 EXTENDS = "extends"
 YAML_SUFFIXES = (".yaml", ".yml")  # a base must be one: `extends: /etc/shadow` is refused unread
@@ -71,6 +72,9 @@ def set_source(text: str) -> str:
 def _base_problem(base: Path, entry: str, chain: tuple[Path, ...], read: int) -> str | None:
     """Why the `extends` entry naming `base` cannot be read (checked before reading it), or None."""
     shown = printable(entry, MAX_SHOWN)
+    problem = path_text_problem(entry)
+    if problem is not None:
+        return problem
     if Path(entry).suffix.lower() not in YAML_SUFFIXES:
         return f"a base must be a YAML file (.yaml or .yml), not {shown!r}"
     try:

@@ -102,16 +102,48 @@ def _check_literal_value(value: Any) -> Any:
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 
 
-def _check_path_text(path: str) -> str:
-    """A file or directory name the scripts pass to the OS: a null byte or another control character
-    (a line break, a tab, an escape) cannot be in one (Python's os functions raise "embedded null byte")."""
-    bad = next((c for c in path if unicodedata.category(c) == "Cc"), None)
-    if bad is not None:
-        at = path.index(bad)
-        raise ValueError(
-            f"a path cannot contain the control character {bad!r} (at character {at + 1}); "
-            "remove it (in YAML, a double-quoted string reads \\0, \\t, \\n as control characters)"
+# What Linux allows: 255 bytes a file or directory name, 4096 a path (PATH_MAX, with its terminating null).
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4095
+# Characters that reorder the text shown around them (U+202A-U+202E, U+2066-U+2069): a path that shows
+# as `outputs` may name another directory.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def path_text_problem(path: str) -> str | None:
+    """Why `path` cannot name a file or directory the scripts create or read, or None.
+
+    Python's os functions raise on a null byte ("embedded null byte") and on a lone surrogate (it has no
+    UTF-8); a tab, a line break or a bidirectional control makes a name nobody can type or read back;
+    a name over 255 bytes or a path over 4095 fails with "File name too long".
+    """
+    for at, char in enumerate(path, 1):
+        category = unicodedata.category(char)
+        if category in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS:
+            return (
+                f"a path cannot contain the control character {char!r} (at character {at}); remove it "
+                "(in YAML, a double-quoted string reads \\0, \\t, \\n as control characters)"
+            )
+        if category == "Cs":
+            return (
+                f"a path cannot contain the lone surrogate {char!r} (at character {at}), which has no UTF-8"
+            )
+    size = len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        return f"the path is {size} bytes; a path may have at most {MAX_PATH_BYTES} (Linux's PATH_MAX)"
+    longest = max(path.replace("\\", "/").split("/"), key=lambda name: len(name.encode("utf-8")))
+    if len(longest.encode("utf-8")) > MAX_NAME_BYTES:
+        return (
+            f"a name in the path is {len(longest.encode('utf-8'))} bytes; a file or directory name may have "
+            f"at most {MAX_NAME_BYTES}"
         )
+    return None
+
+
+def _check_path_text(path: str) -> str:
+    problem = path_text_problem(path)
+    if problem:
+        raise ValueError(problem)
     return path
 
 
