@@ -264,3 +264,23 @@ def test_an_extends_entry_with_a_null_byte_is_located(tmp_path: Path) -> None:
         "1:10: extends: a path cannot contain the control character '\\x00' (at character 5); remove it (in YAML, "
         "a double-quoted string reads \\0, \\t, \\n as control characters)"
     ]
+
+
+# --- flags (issue 30, part 5) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"), [("1", "1"), ("'no'", "'no'"), ("0", "0"), ("'true'", "'true'")]
+)
+def test_a_flag_is_true_or_false_only(tmp_path: Path, written: str, shown: str) -> None:
+    """pydantic's lax bool read 1 as true and the string 'no' as false, silently."""
+    text = BASE.replace("{name: adam, lr: 0.01}", f"{{name: momentum, nesterov: {written}}}")
+    assert rejected(tmp_path, text) == [
+        f"4:{text.splitlines()[3].index(written) + 1}: optimizer.nesterov: expected true or false (got {shown})"
+    ]
+
+
+def test_yaml_booleans_are_still_flags(tmp_path: Path) -> None:
+    accepted(
+        tmp_path, BASE + "train: {dataset_sink_mode: no}\ncallbacks: {loss_monitor: off, time_monitor: yes}\n"
+    )

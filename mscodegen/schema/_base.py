@@ -170,6 +170,8 @@ Kwargs = Annotated[
     dict[Identifier, Annotated[Any, AfterValidator(_check_literal_value)]],
     Field(description="Keyword arguments, rendered into the script as Python literals."),
 ]
+# Flags are strict: pydantic would otherwise read 1 as true and the strings 'no', 'off', 'f' as false.
+Bool = Annotated[bool, Strict()]
 # Integers are strict: YAML reads `yes`/`on` as true, which pydantic would otherwise take for 1.
 PositiveInt = Annotated[int, Strict(), Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Strict(), Field(ge=0, le=MAX_INT)]

@@ -11,6 +11,7 @@ from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
     MAX_INT,
     NOT_BOOL,
+    Bool,
     Identifier,
     ImportPath,
     Kwargs,
@@ -46,7 +47,7 @@ class Transforms(Section):
         None, description="Multiply pixels by this (vision.Rescale); default 1/255 for uint8 image sources."
     )
     normalize: Normalize | None = None
-    hwc_to_chw: bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
+    hwc_to_chw: Bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
 
 
 def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +118,7 @@ class ShuffleBuffer(Section):
     buffer_size: Annotated[int, Strict(), Field(ge=2, le=MAX_INT)] = Field(
         description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
     )
-    in_source: bool = Field(
+    in_source: Bool = Field(
         False,
         description="Also shuffle in the source loader (shuffle=True), before the maps, as MindSpore's "
         "quick start does (its ds.MnistDataset(path) shuffles by default). Not for kind import.",
@@ -130,14 +131,14 @@ class _Loader(Section):
     batch_size: PositiveInt = Field(
         32, description="Samples per step (the global batch under data parallel)."
     )
-    shuffle: bool | ShuffleBuffer | None = Field(
+    shuffle: Bool | ShuffleBuffer | None = Field(
         None,
         description=(
             "Default: true for data.train, false for data.eval; `{buffer_size: N}` shuffles after the "
             "transforms with dataset.shuffle(buffer_size=N) instead of in the source."
         ),
     )
-    drop_remainder: bool | None = Field(
+    drop_remainder: Bool | None = Field(
         None,
         description="Drop the last incomplete batch. Default: false for data.eval, as MindSpore's batch() "
         "(every sample is evaluated); true for data.train, so that every step averages the same number of "

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from mscodegen.catalog.mindcv_names import mindcv_model_names
 from mscodegen.catalog.suggest import close_matches
 from mscodegen.schema._base import (
+    Bool,
     ImportPath,
     Kwargs,
     PathText,
@@ -92,7 +93,7 @@ class NetworkCheckpoint(Section):
         default_factory=list,
         description="Parameter-name patterns (fnmatch) not loaded, e.g. `classifier.*` for a new head.",
     )
-    strict: bool = Field(
+    strict: Bool = Field(
         True,
         description=(
             "Every network parameter not skipped must be in the file with the same shape (false: load what "

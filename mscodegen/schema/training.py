@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PathText, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, NOT_BOOL, Bool, ImportPath, Kwargs, PathText, PositiveInt, Section
 
 # The most epochs a config may train: the scripts build the whole learning-rate schedule up front, one
 # float per step (steps per epoch x epochs) in a Python list. 50,000,000 epochs of a few steps needed 5.4 GB
@@ -23,7 +23,7 @@ class Train(Section):
         1,
         description=f"At most {MAX_EPOCHS:,}: the scripts build one learning-rate value per step in memory.",
     )
-    dataset_sink_mode: bool = Field(
+    dataset_sink_mode: Bool = Field(
         False,
         description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so).",
     )
@@ -191,7 +191,7 @@ class CheckpointCb(Section):
     keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
     directory: PathText = Field("checkpoints", description="Under --output-dir unless absolute.")
     prefix: PathText = Field("model", min_length=1, pattern=r"^[^/\\]+$")
-    resumable: bool = Field(
+    resumable: Bool = Field(
         True,
         description="The checkpoints also carry the step and the config's sha256, and the scripts take "
         "--resume PATH|latest (0 lines otherwise).",
@@ -243,8 +243,8 @@ class EarlyStoppingCb(Section):
 class Callbacks(Section):
     """Callbacks for the Model variant; the native loop writes the same behaviour out."""
 
-    loss_monitor: bool = Field(True, description="Print the loss every train.log_every_steps steps.")
-    time_monitor: bool = Field(True, description="Print epoch time and time per step.")
+    loss_monitor: Bool = Field(True, description="Print the loss every train.log_every_steps steps.")
+    time_monitor: Bool = Field(True, description="Print epoch time and time per step.")
     checkpoint: CheckpointCb | None = None
     early_stopping: EarlyStoppingCb | None = Field(
         None, description="Needs data.eval; checked after each evaluation, in both variants."
