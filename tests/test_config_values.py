@@ -284,3 +284,12 @@ def test_yaml_booleans_are_still_flags(tmp_path: Path) -> None:
     accepted(
         tmp_path, BASE + "train: {dataset_sink_mode: no}\ncallbacks: {loss_monitor: off, time_monitor: yes}\n"
     )
+
+
+def test_a_number_key_in_another_base_says_what_yaml_reads() -> None:
+    """One problem, with the number YAML reads (it said 'which YAML reads as None' next to a second one)."""
+    with pytest.raises(ConfigError) as info:
+        load_yaml("1:30: x\n", "cfg.yaml")
+    assert str(info.value) == (
+        "cfg.yaml:1:1: <root>: mapping keys must be strings, got '1:30', which YAML reads as 90; quote it if it is text"
+    )

@@ -226,7 +226,7 @@ def _events(text: str, source: str, budget: Budget) -> list[Event]:
 
 
 def load_yaml_file(path: Path, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
-    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
+    """Read and parse a YAML file (UTF-8, UTF-16 or UTF-32, with or without a BOM); every failure is a ConfigError."""
     budget = budget or Budget()
     raw = read_config_bytes(path, budget)
     return load_yaml(decode(raw, str(path)), str(path), strict=strict, budget=budget)
@@ -305,8 +305,8 @@ def _too_large(size: int, budget: Budget) -> str:
 
 
 def decode(raw: bytes, source: str) -> str:
-    """The text of ``raw`` by its BOM (UTF-8 without one); the first undecodable byte is located."""
-    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
+    """The text of ``raw`` by its BOM or its null bytes (UTF-8 otherwise); the first undecodable byte is located."""
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None) or _without_bom(raw)
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -319,6 +319,21 @@ def decode(raw: bytes, source: str) -> str:
         if encoding == "utf-8":
             message += " (save the file as UTF-8)"
         raise ConfigError([Problem("", line, column, message)], source) from None
+
+
+def _without_bom(raw: bytes) -> str:
+    """The encoding of a file without a BOM, as YAML detects it from where the first character's null bytes
+    are (a YAML file starts with an ASCII character): Windows tools save UTF-16 without a BOM too."""
+    head = raw[:4]
+    if len(head) == 4 and head[:3] == b"\0\0\0" and head[3]:
+        return "utf-32-be"
+    if len(head) == 4 and head[0] and head[1:] == b"\0\0\0":
+        return "utf-32-le"
+    if len(head) >= 2 and not head[0] and head[1]:
+        return "utf-16-be"
+    if len(head) >= 2 and head[0] and not head[1]:
+        return "utf-16-le"
+    return "utf-8"
 
 
 def _mark(node: Node) -> Mark:
@@ -361,8 +376,8 @@ class _Builder:
         finally:
             self._active.discard(id(node))
 
-    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
-        base = _other_base(node)
+    def _scalar(self, node: ScalarNode, path: YamlPath, *, key: bool = False) -> Any:
+        base = None if key else _other_base(node)  # a key that is a number is reported as one (_key)
         if base is not None:
             value = self.loader.construct_object(node)
             text = node.value
@@ -417,7 +432,7 @@ class _Builder:
         return result
 
     def _key(self, node: Node, path: YamlPath, mark: Mark) -> str | None:
-        value = self._scalar(node, path) if isinstance(node, ScalarNode) else node
+        value = self._scalar(node, path, key=True) if isinstance(node, ScalarNode) else node
         if isinstance(value, str):
             return value
         if isinstance(node, ScalarNode):
