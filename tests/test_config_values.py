@@ -293,3 +293,31 @@ def test_a_number_key_in_another_base_says_what_yaml_reads() -> None:
     assert str(info.value) == (
         "cfg.yaml:1:1: <root>: mapping keys must be strings, got '1:30', which YAML reads as 90; quote it if it is text"
     )
+
+
+# --- float32 (issue 30, part 5) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ("optimizer: {name: adam, weight_decay: %s}", "optimizer.weight_decay"),
+        ("optimizer: {name: momentum, momentum: %s}", "optimizer.momentum"),
+        ("lr_schedule: {kind: cosine, min_lr: %s}", "lr_schedule.min_lr"),
+    ],
+)
+def test_a_float_beyond_float32_is_refused_at_its_key(tmp_path: Path, section: str, key: str) -> None:
+    """1e300 validated and became inf in MindSpore's float32 (weight decay, momentum, a schedule's LR)."""
+    text = BASE if section.startswith("lr_") else BASE.replace("optimizer: {name: adam, lr: 0.01}\n", "")
+    text += section % "1e300" + "\n"
+    problems = rejected(tmp_path, text)
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        f"{key}: 1e+300 overflows float32 (largest 3.4e38), which MindSpore computes in"
+    ]
+
+
+def test_a_normalize_mean_beyond_float32_is_refused() -> None:
+    from mscodegen.schema.data import Normalize
+
+    with pytest.raises(ValueError, match="1e\\+39 overflows float32"):
+        Normalize(mean=[1e39], std=[1.0])

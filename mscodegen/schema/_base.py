@@ -8,7 +8,7 @@ import struct
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, field_validator
 
 # A run name (`name:`, or the config file's stem): it names the output directory and the scripts'
 # docstrings, so letters, digits, `_`, `.` and `-` only, not starting with `.` or `-`.
@@ -23,6 +23,19 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+    @field_validator("*")
+    @classmethod
+    def _floats_fit_float32(cls, value: Any) -> Any:
+        """Every float of a section reaches MindSpore as float32 (learning rates, weight decay, momentum,
+        normalization, initializers, CSV fill): one beyond 3.4e38 becomes inf there and the loss NaN.
+        Keyword arguments (dicts) are Python values in the scripts and are left alone."""
+        for number in _floats(value):
+            if abs(number) > FLOAT32_MAX:
+                raise ValueError(
+                    f"{number!r} overflows float32 (largest 3.4e38), which MindSpore computes in"
+                )
+        return value
+
 
 # The largest integer a config may hold: MindSpore counts steps, epochs and sizes in int32, so a larger one
 # overflows at run time (`epochs: 100000000000000000000000000000` validated before).
@@ -31,6 +44,17 @@ MAX_INT = 2**31 - 1
 # The seed MindSpore accepts: ms.set_seed() passes it to mindspore.dataset.config.set_seed, which raises
 # above UINT32_MAX.
 MAX_SEED = 2**32 - 1
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _floats(value: Any) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [f for item in value for f in _floats(item)]
+    return []
 
 
 def python_name(name: str) -> str:
