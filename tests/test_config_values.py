@@ -321,3 +321,23 @@ def test_a_normalize_mean_beyond_float32_is_refused() -> None:
 
     with pytest.raises(ValueError, match="1e\\+39 overflows float32"):
         Normalize(mean=[1e39], std=[1.0])
+
+
+# --- synthetic data in memory (issue 30, part 5) ----------------------------------------------------
+
+
+def test_synthetic_data_beyond_memory_is_refused(tmp_path: Path) -> None:
+    """The scripts draw all synthetic samples as one float32 array: 3x100000x100000 died in numpy."""
+    text = BASE.replace(
+        "{kind: digits, batch_size: 8}", "{kind: synthetic, image_shape: [3, 100000, 100000]}"
+    )
+    assert rejected(tmp_path, text) == [
+        "3:41: data.train.image_shape: 256 samples of 3x100000x100000 float32 are 28,610.2 GiB, which the scripts "
+        "make in memory at once; synthetic data may have at most 4 GiB (lower num_samples or image_shape)"
+    ]
+
+
+def test_synthetic_num_samples_beyond_memory_is_refused_with_the_default_shape(tmp_path: Path) -> None:
+    text = BASE.replace("{kind: digits, batch_size: 8}", "{kind: synthetic, num_samples: 2000000}")
+    (problem,) = rejected(tmp_path, text)
+    assert problem.startswith("3:10: data.train: 2000000 samples of 1x32x32 float32 are 7.6 GiB")

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
@@ -177,16 +188,34 @@ class _Loader(Section):
         return self
 
 
+# Synthetic data is one float32 array in the scripts' memory: 256 samples of 3x224x224 are 147 MiB.
+MAX_SYNTHETIC_BYTES = 4 * 2**30
+
+
 class SyntheticData(_Loader):
     """Seeded random images and labels: for tests and benchmarks."""
 
     kind: Literal["synthetic"]
     num_samples: PositiveInt = 256
     image_shape: Annotated[list[PositiveInt], Field(min_length=3, max_length=3)] = Field(
-        [1, 32, 32], description="[channels, height, width], already CHW."
+        [1, 32, 32], description="[channels, height, width], already CHW.", validate_default=True
     )
     num_classes: PositiveInt = 10
     seed: Seed = Field(0, description="Seed of the numpy generator that makes the data.")
+
+    @field_validator("image_shape")
+    @classmethod
+    def _fits_in_memory(cls, image_shape: list[int], info: ValidationInfo) -> list[int]:
+        """The scripts draw every sample up front, as one float32 array (make_synthetic)."""
+        num_samples = info.data.get("num_samples", 256)
+        size = 4 * num_samples * math.prod(image_shape)
+        if size > MAX_SYNTHETIC_BYTES:
+            raise ValueError(
+                f"{num_samples} samples of {'x'.join(map(str, image_shape))} float32 are {size / 2**30:,.1f} GiB, "
+                f"which the scripts make in memory at once; synthetic data may have at most "
+                f"{MAX_SYNTHETIC_BYTES // 2**30} GiB (lower num_samples or image_shape)"
+            )
+        return image_shape
 
 
 class DigitsData(_Loader):
