@@ -4,6 +4,7 @@ in paths, epochs beyond what the scripts' learning-rate list fits in memory. One
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mscodegen.catalog.signatures import DOCUMENTED_VALUES, value_problem
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.config.reader import load_yaml
+from mscodegen.schema._base import path_text_problem
 from mscodegen.schema.training import MAX_EPOCHS
 
 BASE = """\
@@ -236,7 +238,7 @@ def test_no_shipped_config_trains_more_epochs_than_allowed() -> None:
     [
         (
             '"\\ud800"',
-            "a path cannot contain the lone surrogate '\\ud800' (at character 1), which has no UTF-8",
+            "'\\ud800' (at character 1) is half of a UTF-16 surrogate pair, not a character",
         ),
         (
             '"\\u202eevil"',
@@ -253,6 +255,13 @@ def test_no_shipped_config_trains_more_epochs_than_allowed() -> None:
 def test_paths_the_os_cannot_take_are_refused(tmp_path: Path, written: str, message: str) -> None:
     (problem,) = rejected(tmp_path, BASE + f"train:\n  output_dir: {written}\n")
     assert problem.startswith(f"6:15: train.output_dir: {message}")
+
+
+def test_a_lone_surrogate_in_a_path_built_in_python_is_refused() -> None:
+    """The reader refuses it in a file; a config built in Python meets PathText's own check."""
+    assert path_text_problem("a\ud800") == (
+        "a path cannot contain the lone surrogate '\\ud800' (at character 2), which has no UTF-8"
+    )
 
 
 def test_a_unicode_path_the_os_takes_is_accepted(tmp_path: Path) -> None:
@@ -341,3 +350,38 @@ def test_synthetic_num_samples_beyond_memory_is_refused_with_the_default_shape(t
     text = BASE.replace("{kind: digits, batch_size: 8}", "{kind: synthetic, num_samples: 2000000}")
     (problem,) = rejected(tmp_path, text)
     assert problem.startswith("3:10: data.train: 2000000 samples of 1x32x32 float32 are 7.6 GiB")
+
+
+# --- text that is not UTF-8 (issue 30, part 5) ------------------------------------------------------
+
+SURROGATE = "'\\ud800' (at character 1) is half of a UTF-16 surrogate pair, not a character: write the character itself, or its \\U escape"
+
+
+def test_a_lone_surrogate_escape_is_refused_where_it_is(tmp_path: Path) -> None:
+    """`name: "\\ud800"` ended in 'cannot read this config (UnicodeEncodeError ...); please report it'."""
+    text = 'name: "\\ud800"\n' + BASE + '"\\ud800": 1\n'
+    assert rejected(tmp_path, text) == [f"1:7: name: {SURROGATE}", f"6:1: <root>: {SURROGATE}"]
+
+
+def test_a_set_key_with_bytes_that_are_not_utf8_is_refused(tmp_path: Path) -> None:
+    """Python passes such argv bytes as surrogates; the config's hash raised UnicodeEncodeError."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text(BASE, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, ("tr\udcffain.epochs=3",))
+    assert str(info.value) == (
+        "--set tr\\udcffain.epochs=3: tr\\udcffain.epochs: the key has bytes that are not UTF-8; a config's keys are text"
+    )
+
+
+def test_a_config_file_name_with_bytes_that_are_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = Path(os.fsdecode(os.fsencode(tmp_path) + b"/x\xff.yaml"))
+    try:
+        path.write_text(BASE, encoding="utf-8")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert [p.message for p in info.value.problems] == [
+        "the file name has bytes that are not UTF-8; rename the file (its name goes into the scripts)"
+    ]

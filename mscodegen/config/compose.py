@@ -24,6 +24,7 @@ from mscodegen.config.reader import (
     YamlPath,
     decode,
     file_problem,
+    is_utf8,
     load_value,
     load_yaml,
     read_config_bytes,
@@ -57,10 +58,12 @@ def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
     digest = hashlib.sha256(read[-1][1])  # the bytes parsed, not a second read
     if len(read) > 1 or overrides:  # a plain config keeps its file's hash (old locks stay valid)
         digest = hashlib.sha256()
+        # As the OS gave them: a file name or an argument with bytes that are not UTF-8 (surrogate-escaped
+        # by Python) hashes to those bytes instead of raising UnicodeEncodeError
         for file, raw in read:
-            digest.update(file.as_posix().encode() + b"\0" + raw + b"\0")
+            digest.update(os.fsencode(file.as_posix()) + b"\0" + raw + b"\0")
         for text in overrides:
-            digest.update(b"--set\0" + text.encode() + b"\0")
+            digest.update(b"--set\0" + text.encode("utf-8", "surrogateescape") + b"\0")
     return Composed(merged, [file for file, _ in read], digest.hexdigest())
 
 
@@ -169,6 +172,10 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
 
     if not sep or not key:
         return problem("", "expected KEY=VALUE (e.g. optimizer.lr=0.01)")
+    if not is_utf8(key):
+        return problem(
+            printable(key, MAX_SHOWN), "the key has bytes that are not UTF-8; a config's keys are text"
+        )
     try:
         value = load_value(raw, source) if raw.strip() else ""
     except ConfigError as exc:

@@ -245,6 +245,11 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
     def fail(message: str) -> ConfigError:
         return ConfigError([Problem("", None, None, message)], source)
 
+    if not is_utf8(source):  # Python gives such bytes as surrogates, which no message or script can print
+        raise fail(
+            "the file name has bytes that are not UTF-8; rename the file (its name goes into the scripts)"
+        )
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -263,6 +268,15 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
         raise fail(_too_large(len(raw), budget))
     budget.bytes -= len(raw)
     return raw
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def file_problem(path: Path, exc: OSError | None = None) -> str:
@@ -377,6 +391,10 @@ class _Builder:
             self._active.discard(id(node))
 
     def _scalar(self, node: ScalarNode, path: YamlPath, *, key: bool = False) -> Any:
+        surrogate = _surrogate_problem(node.value)
+        if surrogate is not None:
+            self.problem(path, _mark(node), surrogate)
+            return None
         base = None if key else _other_base(node)  # a key that is a number is reported as one (_key)
         if base is not None:
             value = self.loader.construct_object(node)
@@ -432,6 +450,9 @@ class _Builder:
         return result
 
     def _key(self, node: Node, path: YamlPath, mark: Mark) -> str | None:
+        if isinstance(node, ScalarNode) and _surrogate_problem(node.value) is not None:
+            self._scalar(node, path, key=True)  # reports it
+            return None
         value = self._scalar(node, path, key=True) if isinstance(node, ScalarNode) else node
         if isinstance(value, str):
             return value
@@ -442,6 +463,18 @@ class _Builder:
         message = f"mapping keys must be strings, got {shown}; quote it if it is text"
         self.problem(path, mark, message)
         return None
+
+
+def _surrogate_problem(text: str) -> str | None:
+    """A lone surrogate (`"\\ud800"`: half of a UTF-16 pair, escaped) is no character: no file name, message
+    or script can hold it in UTF-8."""
+    at = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+    if at is None:
+        return None
+    return (
+        f"{text[at]!r} (at character {at + 1}) is half of a UTF-16 surrogate pair, not a character: "
+        "write the character itself, or its \\U escape"
+    )
 
 
 def _other_base(node: ScalarNode) -> str | None:
