@@ -385,3 +385,23 @@ def test_a_config_file_name_with_bytes_that_are_not_utf8_is_refused(tmp_path: Pa
     assert [p.message for p in info.value.problems] == [
         "the file name has bytes that are not UTF-8; rename the file (its name goes into the scripts)"
     ]
+
+
+# --- numbers YAML reads as text (issue 30, part 5) --------------------------------------------------
+
+
+def test_an_exponent_without_a_point_says_yaml_read_it_as_text(tmp_path: Path) -> None:
+    """`label_smoothing: 1e-1` was told to "write the number without quotes", which it was."""
+    text = BASE + "loss: {name: CrossEntropyLoss, kwargs: {label_smoothing: 1e-1}}\n"
+    assert rejected(tmp_path, text) == [
+        "5:58: loss.kwargs.label_smoothing: CrossEntropyLoss: `label_smoothing` takes float, not the string '1e-1' "
+        "(YAML 1.1 reads 1e-1 as text, for want of a decimal point: write 0.1)"
+    ]
+
+
+def test_a_string_beyond_float_gets_no_401_digit_hint() -> None:
+    from mscodegen.catalog.signatures import string_problem
+
+    assert string_problem("Resize", "size", "Union[int, Sequence[int]]", ["1e400", 3]) == (
+        "Resize: `size` takes Union[int, Sequence[int]], not the string '1e400'"
+    )

@@ -46,9 +46,13 @@ def _as_number(text: str) -> str | None:
         return None
     try:
         value = Fraction(match[1]) / (Fraction(match[2]) if match[2] else 1)
-    except (ValueError, ZeroDivisionError):
+        number = float(value)
+    except (ValueError, ZeroDivisionError, OverflowError):  # 1e400 is no float
         return None
-    return repr(int(value)) if value.denominator == 1 and "." not in text else repr(float(value))
+    if not math.isfinite(number) or (number == 0 and value != 0):
+        return None
+    whole = value.denominator == 1 and "." not in text and "e" not in text.lower()
+    return repr(int(value)) if whole else repr(number)
 
 
 def string_problem(owner: str, key: str, doc_type: str | None, value: object) -> str | None:
@@ -61,6 +65,8 @@ def string_problem(owner: str, key: str, doc_type: str | None, value: object) ->
         return None
     number = _as_number(strings[0])
     hint = f" (write the number without quotes: {number})" if number is not None else ""
+    if number is not None and re.fullmatch(r"\s*[-+]?\d+[eE][-+]?\d+\s*", strings[0]):
+        hint = f" (YAML 1.1 reads {strings[0].strip()} as text, for want of a decimal point: write {number})"
     return f"{owner}: `{key}` takes {doc_type}, not the string {strings[0]!r}{hint}"
 
 
