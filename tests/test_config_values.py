@@ -405,3 +405,10 @@ def test_a_string_beyond_float_gets_no_401_digit_hint() -> None:
     assert string_problem("Resize", "size", "Union[int, Sequence[int]]", ["1e400", 3]) == (
         "Resize: `size` takes Union[int, Sequence[int]], not the string '1e400'"
     )
+
+
+def test_binary_is_refused_by_the_reader(tmp_path: Path) -> None:
+    """`output_dir: !!binary aGVsbG8=` validated as the directory 'hello' (pydantic decodes bytes)."""
+    assert rejected(tmp_path, BASE + "train: {output_dir: !!binary aGVsbG8=}\n") == [
+        "5:21: train.output_dir: !!binary gives bytes, which no config value takes; write the text"
+    ]

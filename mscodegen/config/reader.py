@@ -27,6 +27,7 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _NULL_TAG = "tag:yaml.org,2002:null"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 # Plain scalars YAML 1.1 (PyYAML) reads in another base, silently: `1:30` is the base-60 number 90 and
@@ -394,6 +395,11 @@ class _Builder:
         surrogate = _surrogate_problem(node.value)
         if surrogate is not None:
             self.problem(path, _mark(node), surrogate)
+            return None
+        if node.tag == _BINARY_TAG and not key:  # pydantic would decode it into a str silently
+            self.problem(
+                path, _mark(node), "!!binary gives bytes, which no config value takes; write the text"
+            )
             return None
         base = None if key else _other_base(node)  # a key that is a number is reported as one (_key)
         if base is not None:
