@@ -412,3 +412,19 @@ def test_binary_is_refused_by_the_reader(tmp_path: Path) -> None:
     assert rejected(tmp_path, BASE + "train: {output_dir: !!binary aGVsbG8=}\n") == [
         "5:21: train.output_dir: !!binary gives bytes, which no config value takes; write the text"
     ]
+
+
+def test_a_long_octal_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml("a: " + "0" * 4000 + "1\n", "cfg.yaml")
+    assert str(info.value) == (
+        "cfg.yaml:1:4: a: YAML 1.1 reads this as an octal number: quote it if you mean text, or write the number "
+        "in decimal"
+    )
+
+
+def test_a_set_value_the_reader_cannot_read_says_so_once(tmp_path: Path) -> None:
+    assert rejected(tmp_path, BASE, ("train.epochs=!foo 3",)) == [
+        "--set train.epochs=!foo 3: train.epochs: cannot read value: could not determine a constructor for the "
+        "tag '!foo'"
+    ]

@@ -179,7 +179,8 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
     try:
         value = load_value(raw, source) if raw.strip() else ""
     except ConfigError as exc:
-        return problem(printable(key, MAX_SHOWN), f"cannot read value: {exc.problems[0].message}")
+        reason = exc.problems[0].message.removeprefix("cannot read value: ")  # the reader's own prefix
+        return problem(printable(key, MAX_SHOWN), f"cannot read value: {reason}")
     path: YamlPath = ()
     node: Any = merged.data
     parts = key.split(".")

@@ -18,7 +18,7 @@ from yaml.events import Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from mscodegen.config.errors import ConfigError, Problem, format_path, quote_key
+from mscodegen.config.errors import MAX_SHOWN_KEY, ConfigError, Problem, format_path, quote_key
 
 YamlPath = tuple[str | int, ...]
 
@@ -406,6 +406,8 @@ class _Builder:
             value = self.loader.construct_object(node)
             text = node.value
             message = f"YAML 1.1 reads {text} as {base}, {value!r}: write '{text}' in quotes if you mean text, or {value!r}"
+            if len(text) > MAX_SHOWN_KEY:  # echoed twice, with its value: say it without them
+                message = f"YAML 1.1 reads this as {base}: quote it if you mean text, or write the number in decimal"
             self.problem(path, _mark(node), message)
             return None
         if node.tag == _TIMESTAMP_TAG:
