@@ -43,6 +43,15 @@ def test_utf16_with_bom_is_decoded(tmp_path: Path) -> None:
     assert problems(tmp_path / "u16.yaml") == [("optimizer", 4, 25)]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_utf16_and_utf32_without_bom_are_decoded(tmp_path: Path, encoding: str) -> None:
+    """YAML tells them from the null bytes around the first character; they were read as UTF-8 and
+    refused at the first non-ASCII byte, or at the first null byte ("unacceptable character #x0000")."""
+    text = BASE + "optimizer: {name: adam, lrr: 1}\n# café\n"
+    (tmp_path / "u.yaml").write_bytes(text.encode(encoding))
+    assert problems(tmp_path / "u.yaml") == [("optimizer", 4, 25)]
+
+
 def test_latin1_byte_is_located(tmp_path: Path) -> None:
     (tmp_path / "l1.yaml").write_bytes("name: x\nk: caf\xe9\n".encode("latin-1"))
     assert problems(tmp_path / "l1.yaml") == [("", 2, 7)]

@@ -53,7 +53,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mscodegen.catalog.signatures import string_problem
+from mscodegen.catalog.signatures import string_problem, value_problem
 from mscodegen.catalog.suggest import close_matches
 
 TABLE_FILE = Path(__file__).parent / "data" / "dataset_ops.json"
@@ -110,6 +110,8 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
             problems += [f"{name}.{key}[{i}]: {msg}" for i, msg in check_pipeline(entries)]
         elif param["accepts"] == ["literal"]:
             problem = string_problem(name, key, param["type"], value)
+            if problem is None and (value_text := value_problem(name, key, param["type"], value)):
+                problem = f"{name}: `{key}`: {value_text}"
             problems += [problem] if problem else []
     return problems
 

@@ -24,10 +24,12 @@ from mscodegen.config.reader import (
     YamlPath,
     decode,
     file_problem,
+    is_utf8,
     load_value,
     load_yaml,
     read_config_bytes,
 )
+from mscodegen.schema._base import path_text_problem
 
 EXTENDS = "extends"
 YAML_SUFFIXES = (".yaml", ".yml")  # a base must be one: `extends: /etc/shadow` is refused unread
@@ -56,10 +58,12 @@ def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
     digest = hashlib.sha256(read[-1][1])  # the bytes parsed, not a second read
     if len(read) > 1 or overrides:  # a plain config keeps its file's hash (old locks stay valid)
         digest = hashlib.sha256()
+        # As the OS gave them: a file name or an argument with bytes that are not UTF-8 (surrogate-escaped
+        # by Python) hashes to those bytes instead of raising UnicodeEncodeError
         for file, raw in read:
-            digest.update(file.as_posix().encode() + b"\0" + raw + b"\0")
+            digest.update(os.fsencode(file.as_posix()) + b"\0" + raw + b"\0")
         for text in overrides:
-            digest.update(b"--set\0" + text.encode() + b"\0")
+            digest.update(b"--set\0" + text.encode("utf-8", "surrogateescape") + b"\0")
     return Composed(merged, [file for file, _ in read], digest.hexdigest())
 
 
@@ -71,6 +75,9 @@ def set_source(text: str) -> str:
 def _base_problem(base: Path, entry: str, chain: tuple[Path, ...], read: int) -> str | None:
     """Why the `extends` entry naming `base` cannot be read (checked before reading it), or None."""
     shown = printable(entry, MAX_SHOWN)
+    problem = path_text_problem(entry)
+    if problem is not None:
+        return problem
     if Path(entry).suffix.lower() not in YAML_SUFFIXES:
         return f"a base must be a YAML file (.yaml or .yml), not {shown!r}"
     try:
@@ -165,10 +172,15 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
 
     if not sep or not key:
         return problem("", "expected KEY=VALUE (e.g. optimizer.lr=0.01)")
+    if not is_utf8(key):
+        return problem(
+            printable(key, MAX_SHOWN), "the key has bytes that are not UTF-8; a config's keys are text"
+        )
     try:
         value = load_value(raw, source) if raw.strip() else ""
     except ConfigError as exc:
-        return problem(printable(key, MAX_SHOWN), f"cannot read value: {exc.problems[0].message}")
+        reason = exc.problems[0].message.removeprefix("cannot read value: ")  # the reader's own prefix
+        return problem(printable(key, MAX_SHOWN), f"cannot read value: {reason}")
     path: YamlPath = ()
     node: Any = merged.data
     parts = key.split(".")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections import deque
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from yaml.events import Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from mscodegen.config.errors import ConfigError, Problem, format_path, quote_key
+from mscodegen.config.errors import MAX_SHOWN_KEY, ConfigError, Problem, format_path, quote_key
 
 YamlPath = tuple[str | int, ...]
 
@@ -26,6 +27,13 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _NULL_TAG = "tag:yaml.org,2002:null"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+# Plain scalars YAML 1.1 (PyYAML) reads in another base, silently: `1:30` is the base-60 number 90 and
+# `0123` the octal 83. Nobody writes either meaning on purpose in a config (YAML 1.2 dropped both).
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
 
 MAX_DEPTH = 64  # nested collections; PyYAML's composer recurses, so deeper input is rejected first
 MAX_NODES = 100_000  # values after expanding aliases (a "billion laughs" file stops here)
@@ -219,7 +227,7 @@ def _events(text: str, source: str, budget: Budget) -> list[Event]:
 
 
 def load_yaml_file(path: Path, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
-    """Read and parse a YAML file (UTF-8, or UTF-16/32 with a BOM); every failure is a ConfigError."""
+    """Read and parse a YAML file (UTF-8, UTF-16 or UTF-32, with or without a BOM); every failure is a ConfigError."""
     budget = budget or Budget()
     raw = read_config_bytes(path, budget)
     return load_yaml(decode(raw, str(path)), str(path), strict=strict, budget=budget)
@@ -237,6 +245,11 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
 
     def fail(message: str) -> ConfigError:
         return ConfigError([Problem("", None, None, message)], source)
+
+    if not is_utf8(source):  # Python gives such bytes as surrogates, which no message or script can print
+        raise fail(
+            "the file name has bytes that are not UTF-8; rename the file (its name goes into the scripts)"
+        )
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -256,6 +269,15 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
         raise fail(_too_large(len(raw), budget))
     budget.bytes -= len(raw)
     return raw
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def file_problem(path: Path, exc: OSError | None = None) -> str:
@@ -298,8 +320,8 @@ def _too_large(size: int, budget: Budget) -> str:
 
 
 def decode(raw: bytes, source: str) -> str:
-    """The text of ``raw`` by its BOM (UTF-8 without one); the first undecodable byte is located."""
-    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
+    """The text of ``raw`` by its BOM or its null bytes (UTF-8 otherwise); the first undecodable byte is located."""
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None) or _without_bom(raw)
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -312,6 +334,21 @@ def decode(raw: bytes, source: str) -> str:
         if encoding == "utf-8":
             message += " (save the file as UTF-8)"
         raise ConfigError([Problem("", line, column, message)], source) from None
+
+
+def _without_bom(raw: bytes) -> str:
+    """The encoding of a file without a BOM, as YAML detects it from where the first character's null bytes
+    are (a YAML file starts with an ASCII character): Windows tools save UTF-16 without a BOM too."""
+    head = raw[:4]
+    if len(head) == 4 and head[:3] == b"\0\0\0" and head[3]:
+        return "utf-32-be"
+    if len(head) == 4 and head[0] and head[1:] == b"\0\0\0":
+        return "utf-32-le"
+    if len(head) >= 2 and not head[0] and head[1]:
+        return "utf-16-be"
+    if len(head) >= 2 and head[0] and not head[1]:
+        return "utf-16-le"
+    return "utf-8"
 
 
 def _mark(node: Node) -> Mark:
@@ -354,7 +391,25 @@ class _Builder:
         finally:
             self._active.discard(id(node))
 
-    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+    def _scalar(self, node: ScalarNode, path: YamlPath, *, key: bool = False) -> Any:
+        surrogate = _surrogate_problem(node.value)
+        if surrogate is not None:
+            self.problem(path, _mark(node), surrogate)
+            return None
+        if node.tag == _BINARY_TAG and not key:  # pydantic would decode it into a str silently
+            self.problem(
+                path, _mark(node), "!!binary gives bytes, which no config value takes; write the text"
+            )
+            return None
+        base = None if key else _other_base(node)  # a key that is a number is reported as one (_key)
+        if base is not None:
+            value = self.loader.construct_object(node)
+            text = node.value
+            message = f"YAML 1.1 reads {text} as {base}, {value!r}: write '{text}' in quotes if you mean text, or {value!r}"
+            if len(text) > MAX_SHOWN_KEY:  # echoed twice, with its value: say it without them
+                message = f"YAML 1.1 reads this as {base}: quote it if you mean text, or write the number in decimal"
+            self.problem(path, _mark(node), message)
+            return None
         if node.tag == _TIMESTAMP_TAG:
             return node.value  # keep dates as written rather than datetime objects
         try:
@@ -403,7 +458,10 @@ class _Builder:
         return result
 
     def _key(self, node: Node, path: YamlPath, mark: Mark) -> str | None:
-        value = self._scalar(node, path) if isinstance(node, ScalarNode) else node
+        if isinstance(node, ScalarNode) and _surrogate_problem(node.value) is not None:
+            self._scalar(node, path, key=True)  # reports it
+            return None
+        value = self._scalar(node, path, key=True) if isinstance(node, ScalarNode) else node
         if isinstance(value, str):
             return value
         if isinstance(node, ScalarNode):
@@ -413,6 +471,29 @@ class _Builder:
         message = f"mapping keys must be strings, got {shown}; quote it if it is text"
         self.problem(path, mark, message)
         return None
+
+
+def _surrogate_problem(text: str) -> str | None:
+    """A lone surrogate (`"\\ud800"`: half of a UTF-16 pair, escaped) is no character: no file name, message
+    or script can hold it in UTF-8."""
+    at = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+    if at is None:
+        return None
+    return (
+        f"{text[at]!r} (at character {at + 1}) is half of a UTF-16 surrogate pair, not a character: "
+        "write the character itself, or its \\U escape"
+    )
+
+
+def _other_base(node: ScalarNode) -> str | None:
+    """The base YAML 1.1 reads a plain `1:30` (60) or `0123` (8) in, named; None for any other scalar."""
+    if node.style is not None or node.tag not in (_INT_TAG, _FLOAT_TAG):
+        return None
+    if _SEXAGESIMAL.fullmatch(node.value):
+        return "a base-60 (sexagesimal) number"
+    if _OCTAL.fullmatch(node.value) and node.value.strip("+-0_"):  # 00 is 0 in any base
+        return "an octal number"
+    return None
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, source: str) -> ConfigError:

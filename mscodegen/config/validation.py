@@ -99,6 +99,8 @@ def _plain_message(msg: str, kind: str, value: Any, ctx: Mapping[str, Any]) -> s
         msg = "expected a mapping of keys to values"
     if kind == "int_type" and isinstance(value, bool):
         return f"expected an integer, got {str(value).lower()} (YAML reads yes/no, on/off, true/false as booleans)"
+    if kind == "bool_type":
+        msg = "expected true or false"
     if kind == "int_type" and isinstance(value, float) and value.is_integer():
         msg = "Input should be a valid integer, written without a decimal point"
     if kind == "less_than_equal" and ctx.get("le") == _INT32_MAX:

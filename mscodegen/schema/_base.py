@@ -8,7 +8,7 @@ import struct
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, field_validator
 
 # A run name (`name:`, or the config file's stem): it names the output directory and the scripts'
 # docstrings, so letters, digits, `_`, `.` and `-` only, not starting with `.` or `-`.
@@ -23,6 +23,19 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+    @field_validator("*")
+    @classmethod
+    def _floats_fit_float32(cls, value: Any) -> Any:
+        """Every float of a section reaches MindSpore as float32 (learning rates, weight decay, momentum,
+        normalization, initializers, CSV fill): one beyond 3.4e38 becomes inf there and the loss NaN.
+        Keyword arguments (dicts) are Python values in the scripts and are left alone."""
+        for number in _floats(value):
+            if abs(number) > FLOAT32_MAX:
+                raise ValueError(
+                    f"{number!r} overflows float32 (largest 3.4e38), which MindSpore computes in"
+                )
+        return value
+
 
 # The largest integer a config may hold: MindSpore counts steps, epochs and sizes in int32, so a larger one
 # overflows at run time (`epochs: 100000000000000000000000000000` validated before).
@@ -31,6 +44,17 @@ MAX_INT = 2**31 - 1
 # The seed MindSpore accepts: ms.set_seed() passes it to mindspore.dataset.config.set_seed, which raises
 # above UINT32_MAX.
 MAX_SEED = 2**32 - 1
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _floats(value: Any) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [f for item in value for f in _floats(item)]
+    return []
 
 
 def python_name(name: str) -> str:
@@ -102,6 +126,51 @@ def _check_literal_value(value: Any) -> Any:
     raise ValueError(f"unsupported value of type {type(value).__name__}")
 
 
+# What Linux allows: 255 bytes a file or directory name, 4096 a path (PATH_MAX, with its terminating null).
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4095
+# Characters that reorder the text shown around them (U+202A-U+202E, U+2066-U+2069): a path that shows
+# as `outputs` may name another directory.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def path_text_problem(path: str) -> str | None:
+    """Why `path` cannot name a file or directory the scripts create or read, or None.
+
+    Python's os functions raise on a null byte ("embedded null byte") and on a lone surrogate (it has no
+    UTF-8); a tab, a line break or a bidirectional control makes a name nobody can type or read back;
+    a name over 255 bytes or a path over 4095 fails with "File name too long".
+    """
+    for at, char in enumerate(path, 1):
+        category = unicodedata.category(char)
+        if category in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS:
+            return (
+                f"a path cannot contain the control character {char!r} (at character {at}); remove it "
+                "(in YAML, a double-quoted string reads \\0, \\t, \\n as control characters)"
+            )
+        if category == "Cs":
+            return (
+                f"a path cannot contain the lone surrogate {char!r} (at character {at}), which has no UTF-8"
+            )
+    size = len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        return f"the path is {size} bytes; a path may have at most {MAX_PATH_BYTES} (Linux's PATH_MAX)"
+    longest = max(path.replace("\\", "/").split("/"), key=lambda name: len(name.encode("utf-8")))
+    if len(longest.encode("utf-8")) > MAX_NAME_BYTES:
+        return (
+            f"a name in the path is {len(longest.encode('utf-8'))} bytes; a file or directory name may have "
+            f"at most {MAX_NAME_BYTES}"
+        )
+    return None
+
+
+def _check_path_text(path: str) -> str:
+    problem = path_text_problem(path)
+    if problem:
+        raise ValueError(problem)
+    return path
+
+
 def _not_a_boolean(value: Any) -> Any:
     """A YAML boolean (`yes`, `on`) where a number belongs: pydantic would read true as 1.0."""
     if isinstance(value, bool):
@@ -114,6 +183,8 @@ def _not_a_boolean(value: Any) -> Any:
 # Before a float's own validation (ints are strict already; floats stay lax: YAML reads 1e-3 as a string)
 NOT_BOOL = BeforeValidator(_not_a_boolean)
 Identifier = Annotated[str, AfterValidator(_check_identifier)]
+# Every file or directory name in a config (data paths, checkpoint files, output directories).
+PathText = Annotated[str, AfterValidator(_check_path_text)]
 ImportPath = Annotated[
     str,
     AfterValidator(_check_import_path),
@@ -123,6 +194,8 @@ Kwargs = Annotated[
     dict[Identifier, Annotated[Any, AfterValidator(_check_literal_value)]],
     Field(description="Keyword arguments, rendered into the script as Python literals."),
 ]
+# Flags are strict: pydantic would otherwise read 1 as true and the strings 'no', 'off', 'f' as false.
+Bool = Annotated[bool, Strict()]
 # Integers are strict: YAML reads `yes`/`on` as true, which pydantic would otherwise take for 1.
 PositiveInt = Annotated[int, Strict(), Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Strict(), Field(ge=0, le=MAX_INT)]

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
     MAX_INT,
     NOT_BOOL,
+    Bool,
     Identifier,
     ImportPath,
     Kwargs,
+    PathText,
     PositiveFloat,
     PositiveInt,
     Section,
@@ -45,7 +58,7 @@ class Transforms(Section):
         None, description="Multiply pixels by this (vision.Rescale); default 1/255 for uint8 image sources."
     )
     normalize: Normalize | None = None
-    hwc_to_chw: bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
+    hwc_to_chw: Bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
 
 
 def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +129,7 @@ class ShuffleBuffer(Section):
     buffer_size: Annotated[int, Strict(), Field(ge=2, le=MAX_INT)] = Field(
         description="dataset.shuffle(buffer_size=...) after the maps (at least 2)."
     )
-    in_source: bool = Field(
+    in_source: Bool = Field(
         False,
         description="Also shuffle in the source loader (shuffle=True), before the maps, as MindSpore's "
         "quick start does (its ds.MnistDataset(path) shuffles by default). Not for kind import.",
@@ -129,14 +142,14 @@ class _Loader(Section):
     batch_size: PositiveInt = Field(
         32, description="Samples per step (the global batch under data parallel)."
     )
-    shuffle: bool | ShuffleBuffer | None = Field(
+    shuffle: Bool | ShuffleBuffer | None = Field(
         None,
         description=(
             "Default: true for data.train, false for data.eval; `{buffer_size: N}` shuffles after the "
             "transforms with dataset.shuffle(buffer_size=N) instead of in the source."
         ),
     )
-    drop_remainder: bool | None = Field(
+    drop_remainder: Bool | None = Field(
         None,
         description="Drop the last incomplete batch. Default: false for data.eval, as MindSpore's batch() "
         "(every sample is evaluated); true for data.train, so that every step averages the same number of "
@@ -175,16 +188,34 @@ class _Loader(Section):
         return self
 
 
+# Synthetic data is one float32 array in the scripts' memory: 256 samples of 3x224x224 are 147 MiB.
+MAX_SYNTHETIC_BYTES = 4 * 2**30
+
+
 class SyntheticData(_Loader):
     """Seeded random images and labels: for tests and benchmarks."""
 
     kind: Literal["synthetic"]
     num_samples: PositiveInt = 256
     image_shape: Annotated[list[PositiveInt], Field(min_length=3, max_length=3)] = Field(
-        [1, 32, 32], description="[channels, height, width], already CHW."
+        [1, 32, 32], description="[channels, height, width], already CHW.", validate_default=True
     )
     num_classes: PositiveInt = 10
     seed: Seed = Field(0, description="Seed of the numpy generator that makes the data.")
+
+    @field_validator("image_shape")
+    @classmethod
+    def _fits_in_memory(cls, image_shape: list[int], info: ValidationInfo) -> list[int]:
+        """The scripts draw every sample up front, as one float32 array (make_synthetic)."""
+        num_samples = info.data.get("num_samples", 256)
+        size = 4 * num_samples * math.prod(image_shape)
+        if size > MAX_SYNTHETIC_BYTES:
+            raise ValueError(
+                f"{num_samples} samples of {'x'.join(map(str, image_shape))} float32 are {size / 2**30:,.1f} GiB, "
+                f"which the scripts make in memory at once; synthetic data may have at most "
+                f"{MAX_SYNTHETIC_BYTES // 2**30} GiB (lower num_samples or image_shape)"
+            )
+        return image_shape
 
 
 class DigitsData(_Loader):
@@ -210,7 +241,7 @@ class MnistData(_FileLoader):
     """MNIST from a local directory of the four idx files (ds.MnistDataset)."""
 
     kind: Literal["mnist"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
     transforms: TransformsField = Field(default_factory=Transforms)
 
@@ -219,7 +250,7 @@ class Cifar10Data(_FileLoader):
     """CIFAR-10 from a local directory of the binary batches (ds.Cifar10Dataset)."""
 
     kind: Literal["cifar10"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     usage: Literal["train", "test", "all"] = "train"
     transforms: TransformsField = Field(default_factory=Transforms)
 
@@ -228,7 +259,7 @@ class ImageFolderData(_FileLoader):
     """One sub-directory of images per class (ds.ImageFolderDataset, decoded to RGB)."""
 
     kind: Literal["image_folder"]
-    path: str = Field(description="Directory, relative to the config file or absolute.")
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
     transforms: TransformsField = Field(default_factory=Transforms)
 
 
@@ -278,7 +309,7 @@ class CsvData(_FileLoader):
     made from CSV columns chosen by name."""
 
     kind: Literal["csv"]
-    path: str = Field(
+    path: PathText = Field(
         description="The CSV file, relative to the config file or absolute; its first row (the header) names the columns."
     )
     columns: Annotated[dict[Identifier, CsvColumn], Field(min_length=1)] = Field(

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from mscodegen.schema._base import RUN_NAME_PATTERN, PositiveInt, Section, Seed
+from mscodegen.schema._base import RUN_NAME_PATTERN, PathText, PositiveInt, Section, Seed
 from mscodegen.schema.data import Data
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.optim import Adam, Optimizer
@@ -94,7 +94,7 @@ class SampleGrid(Section):
     count: PositiveInt = Field(64, description="Images in the grid.")
     columns: PositiveInt = Field(8, description="Images per row.")
     seed: Seed = Field(0, description="Seed of the numpy generator that draws the fixed latent batch.")
-    directory: Annotated[str, Field(min_length=1, pattern=r"^[^/\\]+$")] = Field(
+    directory: Annotated[PathText, Field(min_length=1, pattern=r"^[^/\\]+$")] = Field(
         "samples", description="Under --output-dir."
     )
 

@@ -8,7 +8,16 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from mscodegen.catalog.mindcv_names import mindcv_model_names
 from mscodegen.catalog.suggest import close_matches
-from mscodegen.schema._base import ImportPath, Kwargs, PositiveFloat, PositiveInt, Section, python_name
+from mscodegen.schema._base import (
+    Bool,
+    ImportPath,
+    Kwargs,
+    PathText,
+    PositiveFloat,
+    PositiveInt,
+    Section,
+    python_name,
+)
 
 # mindspore.common.initializer classes and the keyword arguments each takes.
 INITIALIZERS: dict[str, tuple[str, ...]] = {
@@ -77,14 +86,14 @@ NamePattern = Annotated[str, AfterValidator(_check_pattern)]
 class NetworkCheckpoint(Section):
     """Weights loaded into the network before training (fine-tuning): a local `.ckpt`, no downloads."""
 
-    path: str = Field(
+    path: PathText = Field(
         description="A `.ckpt` file (e.g. mindcv's published weights, downloaded by you), relative to the config."
     )
     skip: list[NamePattern] = Field(
         default_factory=list,
         description="Parameter-name patterns (fnmatch) not loaded, e.g. `classifier.*` for a new head.",
     )
-    strict: bool = Field(
+    strict: Bool = Field(
         True,
         description=(
             "Every network parameter not skipped must be in the file with the same shape (false: load what "

@@ -8,6 +8,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from mscodegen.schema._base import (
     NOT_BOOL,
+    Bool,
     ImportPath,
     Kwargs,
     NonNegativeFloat,
@@ -141,14 +142,14 @@ class _Optimizer(Section):
 class Momentum(_Optimizer):
     name: Literal["momentum"]
     momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.9
-    nesterov: bool = False
+    nesterov: Bool = False
 
 
 class SGD(_Optimizer):
     name: Literal["sgd"]
     momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     dampening: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
-    nesterov: bool = False
+    nesterov: Bool = False
 
     @model_validator(mode="after")
     def _nesterov_needs_momentum(self) -> SGD:
@@ -180,7 +181,7 @@ class RMSProp(_Optimizer):
     )
     momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
     epsilon: PositiveFloat32 = 1e-10
-    centered: bool = Field(False, description="Normalize by the centered second moment (variance).")
+    centered: Bool = Field(False, description="Normalize by the centered second moment (variance).")
 
 
 class Lamb(_Optimizer):
@@ -255,7 +256,7 @@ class _WarmupThenDecay(Section):
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
-    epoch_stair: bool = Field(
+    epoch_stair: Bool = Field(
         False, description="The decay changes once per epoch (mindcv lr_epoch_stair) instead of every step."
     )
 

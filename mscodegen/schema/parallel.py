@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict
 
-from mscodegen.schema._base import PositiveInt, Section
+from mscodegen.schema._base import Bool, PositiveInt, Section
 
 
 class Parallel(Section):
@@ -23,7 +23,7 @@ class Parallel(Section):
         description="Number of processes msrun starts (--worker_num); data.train.batch_size is the global "
         "batch, split evenly across them.",
     )
-    gradients_mean: bool = Field(
+    gradients_mean: Bool = Field(
         True,
         description="Average gradients over workers (same LR as one process with the global batch); "
         "false sums them, which multiplies the effective LR by the number of workers. LR is never rescaled for you.",
@@ -35,7 +35,7 @@ class Parallel(Section):
     cluster_time_out: PositiveInt = Field(
         120, description="msrun --cluster_time_out (seconds to wait for every worker to join)."
     )
-    per_rank_logs: bool = Field(
+    per_rank_logs: Bool = Field(
         False,
         description="false: only rank 0 writes --loss-log/--eval-log. true: every rank N writes its own files, "
         "named <stem>.rank<N><suffix> (loss.jsonl -> loss.rank0.jsonl, loss.rank1.jsonl, ...). "

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict
 
-from mscodegen.schema._base import MAX_INT, ImportPath, PositiveFloat32, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, Bool, ImportPath, PositiveFloat32, PositiveInt, Section
 
 FP32_CELL = Literal[
     "Softmax",
@@ -30,7 +30,7 @@ class Amp(Section):
         "O0",
         description="O0 fp32; O1 fp16 for white-listed ops; O2 fp16 except BatchNorm; O3 all fp16; auto by op lists.",
     )
-    keep_batchnorm_fp32: bool | None = Field(
+    keep_batchnorm_fp32: Bool | None = Field(
         None, description="Override the level's choice (O2 keeps BatchNorm fp32, O3 does not)."
     )
     fp32_cells: list[FP32_CELL] = Field(
@@ -48,7 +48,7 @@ class FixedLossScale(Section):
 
     kind: Literal["fixed"]
     value: PositiveFloat32 = 1024.0
-    drop_overflow_update: bool = Field(
+    drop_overflow_update: Bool = Field(
         False, description="Skip the update when a gradient is inf/nan (the scale stays fixed)."
     )
 

@@ -8,14 +8,22 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, NOT_BOOL, ImportPath, Kwargs, PositiveInt, Section
+from mscodegen.schema._base import MAX_INT, NOT_BOOL, Bool, ImportPath, Kwargs, PathText, PositiveInt, Section
+
+# The most epochs a config may train: the scripts build the whole learning-rate schedule up front, one
+# float per step (steps per epoch x epochs) in a Python list. 50,000,000 epochs of a few steps needed 5.4 GB
+# and the run died with MemoryError after validating; 100,000 epochs is far beyond any real run.
+MAX_EPOCHS = 100_000
 
 
 class Train(Section):
     """How long to train and how batches reach the device."""
 
-    epochs: PositiveInt = 1
-    dataset_sink_mode: bool = Field(
+    epochs: PositiveInt = Field(
+        1,
+        description=f"At most {MAX_EPOCHS:,}: the scripts build one learning-rate value per step in memory.",
+    )
+    dataset_sink_mode: Bool = Field(
         False,
         description="Model.train(dataset_sink_mode=...). Ignored by MindSpore on CPU (the script says so).",
     )
@@ -25,7 +33,7 @@ class Train(Section):
     log_every_steps: PositiveInt = Field(
         10, description="Print the loss every N steps (each print synchronises with the device)."
     )
-    output_dir: str = Field(
+    output_dir: PathText = Field(
         "outputs", description="Default --output-dir of the scripts: checkpoints and logs go there."
     )
 
@@ -35,6 +43,16 @@ class Train(Section):
         if not output_dir.strip():
             raise ValueError("an empty directory name; use '.' for the directory the script runs in")
         return output_dir
+
+    @field_validator("epochs")
+    @classmethod
+    def _epochs_fit_in_memory(cls, epochs: int) -> int:
+        if epochs > MAX_EPOCHS:
+            raise ValueError(
+                f"{epochs} epochs is more than the {MAX_EPOCHS} a config may train: the scripts build one "
+                "learning-rate value per step in memory before the first step"
+            )
+        return epochs
 
     @field_validator("sink_size")
     @classmethod
@@ -171,9 +189,9 @@ class CheckpointCb(Section):
     every_steps: PositiveInt | None = Field(None, description="Save every N optimizer steps.")
     every_epochs: PositiveInt | None = Field(None, description="Save every N epochs.")
     keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
-    directory: str = Field("checkpoints", description="Under --output-dir unless absolute.")
-    prefix: str = Field("model", min_length=1, pattern=r"^[^/\\]+$")
-    resumable: bool = Field(
+    directory: PathText = Field("checkpoints", description="Under --output-dir unless absolute.")
+    prefix: PathText = Field("model", min_length=1, pattern=r"^[^/\\]+$")
+    resumable: Bool = Field(
         True,
         description="The checkpoints also carry the step and the config's sha256, and the scripts take "
         "--resume PATH|latest (0 lines otherwise).",
@@ -225,8 +243,8 @@ class EarlyStoppingCb(Section):
 class Callbacks(Section):
     """Callbacks for the Model variant; the native loop writes the same behaviour out."""
 
-    loss_monitor: bool = Field(True, description="Print the loss every train.log_every_steps steps.")
-    time_monitor: bool = Field(True, description="Print epoch time and time per step.")
+    loss_monitor: Bool = Field(True, description="Print the loss every train.log_every_steps steps.")
+    time_monitor: Bool = Field(True, description="Print epoch time and time per step.")
     checkpoint: CheckpointCb | None = None
     early_stopping: EarlyStoppingCb | None = Field(
         None, description="Needs data.eval; checked after each evaluation, in both variants."
