@@ -480,7 +480,7 @@ def _imports(
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
         imports.module("time")
-    if s.resumable:  # --resume latest: the numbers in a checkpoint's name
+    if s.resumable or "unreadable_file" in s.data_helpers:  # a checkpoint's numbers, a data error's file
         imports.module("re")
     if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"} or s.auc_metric:
         imports.module("numpy", "np")

@@ -414,7 +414,7 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
     if (s.time_monitor and variant == "native") or s.resumable:  # RUN_ID: the start time
         imports.module("time")
-    if s.resumable:  # --resume latest: the numbers in a checkpoint's name
+    if s.resumable or "unreadable_file" in s.data_helpers:  # a checkpoint's numbers, a data error's file
         imports.module("re")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
