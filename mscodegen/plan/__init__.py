@@ -479,6 +479,8 @@ def _imports(
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
         imports.module("time")
+    if "unreadable_file" in s.data_helpers:  # a data error's file
+        imports.module("re")
     if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"} or s.auc_metric:
         imports.module("numpy", "np")
     if "digits" in s.data_helpers:

@@ -121,7 +121,8 @@ class DatasetUse:
 class DataPlan:
     data_dir: str | None  # DATA_DIR's value: the folder every file source reads from
     data_dir_keys: str  # data.train.path, data.eval.path
-    helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; CSV_HELPERS: cell conversions
+    helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; CSV_HELPERS: cell conversions;
+    # "unreadable_file": the excepthook that names a broken image / CIFAR batch
     functions: tuple[DatasetFn, ...]
     uses: tuple[DatasetUse, ...]  # train first, then eval
 
@@ -171,6 +172,8 @@ def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
     kinds = {spec.kind for _, spec in specs}
     helpers: tuple[str, ...] = tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
     helpers += _csv_helpers([spec for _, spec in specs if isinstance(spec, CsvData)])
+    if kinds & {"image_folder", "cifar10"}:  # files MindSpore may fail to decode mid-epoch
+        helpers += ("unreadable_file",)
     keys = ", ".join(f"data.{split}.path" for split in paths)
     return DataPlan(data_dir, keys, helpers, functions, uses)
 

@@ -417,6 +417,8 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
         imports.module("time")
     if s.checkpoint is not None:  # RUN_ID: the process
         imports.module("os")
+    if "unreadable_file" in s.data_helpers:  # a data error's file
+        imports.module("re")
     if "digits" in s.data_helpers:
         imports.names("sklearn.datasets", "load_digits")
     modules = {m for f in functions for m in f.modules}

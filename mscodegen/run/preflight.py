@@ -104,7 +104,11 @@ def run_preflight(
     `--fast-dev-run` and its "fast-dev-run: ok").
     """
     from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
+    from mscodegen.run.data_files import data_file_problems
 
+    unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
+    if unreadable:
+        return unreadable
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
         config = loaded.config.model_copy(update={"parallel": Parallel()})
         loaded = dataclasses.replace(loaded, config=config)

@@ -28,8 +28,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "run_folder", "load_checkpoint", "load_digits_split", "load_pretrained",
-        "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "to_number", "to_vector",
-        "to_vector_filled", "train", "weight_decay_split", "write",
+        "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
+        "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
     }
 )  # fmt: skip
 
