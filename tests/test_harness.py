@@ -103,13 +103,17 @@ def test_zero_steps_is_an_error_naming_the_cause(write_config, tmp_path, overrid
         assert result.stderr.splitlines()[-1].startswith(f"error: trained 0 steps: {cause}")
 
 
-@pytest.mark.parametrize("args", [["--max-steps", "0"], ["--epochs", "0"], ["--max-steps", "-2"]])
+@pytest.mark.parametrize(
+    "args", [["--max-steps", "0"], ["--epochs", "0"], ["--max-steps", "-2"], ["--epochs", "100001"]]
+)
 def test_a_run_of_no_steps_is_a_usage_error(write_config, tmp_path, args):
     scripts = generate_both(write_config(), tmp_path / "scripts")
     results = run_all({v: [sys.executable, str(s), *args] for v, s in scripts.items()}, tmp_path / "cwd")
     for result in results.values():
         assert result.returncode == 2
-        assert result.stderr.splitlines()[-1].endswith("error: --epochs and --max-steps take 1 or more")
+        assert result.stderr.splitlines()[-1].endswith(
+            "error: --epochs takes 1 to 100000, --max-steps 1 or more"
+        )
 
 
 def test_save_weights_seed_and_device(write_config, tmp_path):

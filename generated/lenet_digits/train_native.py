@@ -317,8 +317,8 @@ def parse_args():
         help="train one batch, evaluate one batch; write nothing",
     )
     args = parser.parse_args()
-    if args.epochs < 1 or (args.max_steps is not None and args.max_steps < 1):
-        parser.error("--epochs and --max-steps take 1 or more")
+    if not 1 <= args.epochs <= 100_000 or (args.max_steps is not None and args.max_steps < 1):
+        parser.error("--epochs takes 1 to 100000, --max-steps 1 or more")
     if args.fast_dev_run:
         args.epochs, args.max_steps = 1, 1
         args.loss_log = args.eval_log = args.save_weights = None

@@ -11,6 +11,7 @@ import jinja2
 from mscodegen.catalog.literals import literal
 from mscodegen.plan import AnyPlan
 from mscodegen.render.provenance import strip_markers
+from mscodegen.schema.training import MAX_EPOCHS
 
 
 def templates_dir() -> Path:
@@ -60,6 +61,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.globals["max_epochs"] = MAX_EPOCHS  # --epochs is bounded as train.epochs is
     env.filters["py"] = literal
     env.filters["comment"] = _comment
     env.filters["docstring"] = _docstring
