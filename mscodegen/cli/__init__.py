@@ -7,8 +7,12 @@ command imports what it needs inside `run`, and nothing here (or below it) impor
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from types import FrameType
 
 from mscodegen import __version__
 from mscodegen.cli import (
@@ -48,12 +52,45 @@ examples:
 """
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM reached mscodegen; every process it started has been stopped."""
+
+    def __init__(self, signum: int, stopped: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum, self.stopped = signum, stopped
+
+
+def _stop_children(signum: int, frame: FrameType | None) -> None:
+    """On SIGINT or SIGTERM, kill every process below this one before unwinding: `parity` and
+    `validate --run` wait for their scripts in threads, and msrun's workers run in sessions of their
+    own, so neither the terminal's SIGINT nor a SIGTERM sent to mscodegen alone would reach them all."""
+    import psutil
+
+    signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C while stopping changes nothing
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    raise Interrupted(signum, len(children))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_CONFIG
+    # only the main thread may set handlers (a test may call main() from another); restored at the end
+    signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    previous = {signum: signal.signal(signum, _stop_children) for signum in signals}
+    try:
+        return _run(args)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _run(args: argparse.Namespace) -> int:
     from mscodegen.config.errors import ConfigError
     from mscodegen.output.write import WriteError
     from mscodegen.render.fmt import GeneratedCodeError
@@ -61,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
+    except Interrupted as exc:
+        stopped = f"; stopped the {exc.stopped} processes it had started" if exc.stopped else ""
+        print(f"mscodegen {args.command}: interrupted by {exc}{stopped}", file=sys.stderr)
+        return 128 + exc.signum
     except GeneratedCodeError as exc:
         print(f"internal error (please report it): {exc}", file=sys.stderr)
         return EXIT_FAIL
