@@ -586,7 +586,7 @@ def test_multi_step_milestones_and_an_unconvertible_warm_up(tmp_path: Path, caps
     ("text", "message"),
     [
         (None, "cannot read"),
-        ("lr: [0.1\n", "is not valid YAML"),
+        ("lr: [0.1\n", "recipe.yaml: line 2, column 1: not valid YAML: expected ',' or ']', but got the end"),
         ("- lr: 0.1\n", "a mindcv recipe is a mapping"),
         ("lr: fast\n", "lr: expected a number, got 'fast'"),
         ("distribute: maybe\n", "distribute: expected true or false"),

@@ -77,8 +77,8 @@ class NoLockError(WriteError):
 
     def __init__(self, out_dir: Path) -> None:
         super().__init__(
-            f"No {LOCK_NAME} in {out_dir}: nothing to update. "
-            "Run `mscodegen new` first to generate the files."
+            f"{out_dir} has no {LOCK_NAME}, so it was not written by `mscodegen new` and there is no "
+            f"generated text to compare or merge with; generate it first: mscodegen new CONFIG --out {out_dir}"
         )
 
 

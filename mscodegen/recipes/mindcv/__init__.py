@@ -71,16 +71,17 @@ def read_recipe(path: Path) -> dict[str, Any]:
     except ConfigError as exc:  # not a regular file, or over the size of a config
         raise RecipeError(f"cannot read it: {exc.problems[0].message}") from None
     except UnicodeDecodeError as exc:
-        raise RecipeError(f"{path} is not UTF-8 text: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise RecipeError(f"{path} is not valid YAML: {exc}") from None
+        raise RecipeError(f"not UTF-8 text: {exc}") from None
+    except yaml.YAMLError as exc:  # one located line, not PyYAML's several
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = str(getattr(exc, "problem", None) or exc).replace("'<stream end>'", "the end of the file")
+        raise RecipeError(f"{where}not valid YAML: {problem}") from None
     if not isinstance(data, dict):
-        raise RecipeError(
-            f"{path}: a mindcv recipe is a mapping of config.py arguments, got {type(data).__name__}"
-        )
+        raise RecipeError(f"a mindcv recipe is a mapping of config.py arguments, got {type(data).__name__}")
     for key in data:
         if not isinstance(key, str):
-            raise RecipeError(f"{path}: key {key!r} is not a string")
+            raise RecipeError(f"key {key!r} is not a string")
     return data
 
 
