@@ -159,6 +159,20 @@ def test_a_byte_order_mark_is_named(tmp_path: Path) -> None:
     ]
 
 
+def test_a_file_that_is_not_utf8_is_named_with_the_byte(tmp_path: Path) -> None:
+    """Issue 30: a Latin-1 file was read with replacement characters and blamed on a cell ('caf\ufffd')."""
+    path = write(tmp_path)
+    lines = TABLE.splitlines()
+    lines[2] = "caf\u00e9" + lines[2][lines[2].index(",") :]
+    (tmp_path / "table.csv").write_bytes("\n".join(lines).encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    found = [(p.path, p.message) for p in info.value.problems]
+    assert found == [
+        ("data.train.path", "table.csv is not UTF-8 text (byte 0xe9 at line 3, column 4): save it as UTF-8")
+    ]
+
+
 def test_quoted_cells_and_blank_lines_read_as_csv_dataset_reads_them(tmp_path: Path) -> None:
     table = 'radius,"tex,ture",area,diagnosis\n\n1.5,"2.0",10,0\n"2.5",3.0,"1\n1",1\n\n'
     config = CONFIG.replace("[radius, texture, area]", "[radius, 'tex,ture']").replace(

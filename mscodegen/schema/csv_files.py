@@ -115,7 +115,7 @@ class _Column:
 def _read(
     path: Path, size: int, mtime_ns: int, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...]
 ) -> Table:
-    with open(path, encoding="utf-8", errors="replace", newline="") as file:
+    with open(path, encoding="utf-8", newline="") as file:
         reader = csv.reader(file, delimiter=delimiter)
         try:
             header = _header(reader)
@@ -148,6 +148,8 @@ def _read(
                     incomplete.append(rows - 1)
         except csv.Error as exc:
             raise TableError(f"is not readable as CSV at line {reader.line_num}: {exc}") from None
+        except UnicodeDecodeError:  # a Latin-1 or Windows-1252 file: MindSpore reads UTF-8
+            raise TableError(f"is not UTF-8 text ({_first_undecodable(path)}): save it as UTF-8") from None
     cells = {name: column.freeze() for name, column in asked.values()}
     return Table(header, rows, whole, cells, tuple(incomplete), ragged)
 
@@ -164,3 +166,14 @@ def _header(reader: Iterable[list[str]]) -> tuple[str, ...]:
             raise TableError(f"names the column {name!r} twice in its header (CSVDataset cannot read it)")
         seen.add(name)
     return tuple(row)
+
+
+def _first_undecodable(path: Path) -> str:
+    """Where the first byte that is not UTF-8 sits (the decoder reads in blocks, so it cannot tell)."""
+    with open(path, "rb") as file:
+        for number, line in enumerate(file, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return f"byte 0x{line[exc.start]:02x} at line {number}, column {exc.start + 1}"
+    return "a byte sequence cut at the end"
