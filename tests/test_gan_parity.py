@@ -53,6 +53,9 @@ def test_variants_are_equal_step_by_step_with_two_discriminator_updates(tmp_path
         png = Path("samples") / f"epoch_{epoch:03d}.png"
         assert (model.output_dir / png).read_bytes() == (native.output_dir / png).read_bytes()
         assert (model.output_dir / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        for result in (model, native):  # the console says where the grid went (issue 30)
+            log = (result.output_dir.parent / "stdout.txt").read_text()
+            assert f"sample grid: {(result.output_dir / png).resolve()}" in log
 
 
 def test_resume_equals_uninterrupted_with_a_loss_scale_per_network(tmp_path: Path) -> None:

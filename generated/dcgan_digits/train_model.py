@@ -197,6 +197,7 @@ def save_samples(generator, noise, path):
         grid[top : top + height, left : left + width] = image
     path.parent.mkdir(parents=True, exist_ok=True)
     vision.write_png(str(path), grid)
+    print(f"sample grid: {path.resolve()}", flush=True)
 
 
 class GANTrainStep(nn.Cell):
