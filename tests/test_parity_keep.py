@@ -41,3 +41,16 @@ def test_descendants_finds_grandchildren() -> None:
         proc.wait()
     assert msrun._descendants(2**22 + 12345) == []
     assert sys.stdlib_module_names  # imports.py relies on it (py>=3.10)
+
+
+def test_keep_naming_a_file_is_a_usage_error_before_anything_runs(tmp_path, capsys) -> None:
+    """Issue 30: --keep FILE trained both variants, then failed (exit 1); it is refused at once, exit 2."""
+    from mscodegen.cli import main
+
+    file = tmp_path / "kept.txt"
+    file.write_text("")
+    assert main(["parity", "examples/lenet_digits.yaml", "--keep", str(file)]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == f"error: --keep {file}: is a file; give a folder (created if missing)"
+    )

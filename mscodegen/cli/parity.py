@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < least:
             print(f"error: {flag} must be at least {least} (got {value})", file=sys.stderr)
             return EXIT_CONFIG
+    if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
+        print(f"error: --keep {args.keep}: is a file; give a folder (created if missing)", file=sys.stderr)
+        return EXIT_CONFIG
     if not args.timeout > 0:
         print(
             f"error: --timeout must be a positive number of seconds (got {args.timeout:g})", file=sys.stderr
