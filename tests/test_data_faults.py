@@ -83,7 +83,8 @@ def _both_stop_with_one_line(config: Path, workdir: Path) -> str:
         assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
         lines.append(proc.stderr.strip().splitlines()[-1])
     assert lines[0] == lines[1]
-    assert lines[0].startswith("error: ") and "mscodegen validate CONFIG --run" in lines[0]
+    assert lines[0].startswith("error: ") and lines[0].endswith(f"{config.name} --run lists them all)")
+    assert "(mscodegen validate " in lines[0]  # the config the scripts came from, to find every bad file
     return lines[0]
 
 

@@ -56,7 +56,12 @@ def report_unreadable_file(kind, error, trace):
     bad = re.search(r"^\[ERROR\] (Invalid (?:image|cifar).*)", str(error), re.MULTILINE)
     if bad is None:
         return sys.__excepthook__(kind, error, trace)
-    print(f"error: {bad[1]} (mscodegen validate CONFIG --run lists them all)", file=sys.stderr)
+    print(
+        "error:",
+        bad[1],
+        "(mscodegen validate examples/digits_augment.yaml --run lists them all)",
+        file=sys.stderr,
+    )
 
 
 sys.excepthook = report_unreadable_file  # one line, no traceback; the exit status stays 1

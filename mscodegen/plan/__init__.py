@@ -474,7 +474,7 @@ def _imports(
     if s.parallel is not None:
         imports.module("os")
         imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    imports.module("math")  # check_loss: math.isfinite
+    imports.module("math")  # the NaN guard: math.isfinite
     if s.optimizer.groups or s.pretrained is not None or s.freeze is not None:
         imports.module("fnmatch")
     if s.time_monitor and variant == "native":
