@@ -383,16 +383,15 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
 
 def _callbacks(s: Shared) -> tuple[str, ...]:
     """The model variant's callbacks, in the order Model calls them (checkpoints are added after)."""
-    out = ["CheckLoss(start_step)" if s.resumable else "CheckLoss()"]
+    out = ["CheckStep(args.max_steps, start_step)" if s.resumable else "CheckStep(args.max_steps)"]
     if s.loss_monitor:
         out.append("LossMonitor(LOG_EVERY_STEPS)")
     if s.time_monitor:
-        out.append("TimeMonitor()")
+        out.append("EpochTime()" if s.eval_data else "TimeMonitor()")
     if s.ema is not None:
         out.append("EvaluateOnAverages(ema)")
     if s.early_stopping is not None:
         out.append("EarlyStop()")
-    out.append("RunLog(args, optimizer, start_step)" if s.resumable else "RunLog(args, optimizer)")
     return tuple(out)
 
 
@@ -455,7 +454,7 @@ def _imports(
 ) -> tuple[str, ...]:
     """The import block, derived from the resolved plan (never collected while building it)."""
     imports = Imports()
-    for module in ("argparse", "json"):
+    for module in ("argparse",):
         imports.module(module)
     imports.names("pathlib", "Path")
     imports.module("mindspore", "ms")

@@ -3,7 +3,8 @@
 data.train and data.eval share one function when they differ only in arguments (the split, the batch
 size, shuffling, ...): `create_dataset("train")`, `create_dataset("test")`. Each split is first planned
 with those arguments as «placeholders»; when the two plans are equal with the differing placeholders
-left as parameter names, they become one function. File sources read from one DATA_DIR constant.
+left as parameter names, they become one function. File sources read under one folder: the
+script's --data-dir, whose default is the DATA_DIR constant.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
         )
         for split, spec in specs
     ]
-    functions, uses = _merge(splits)
+    functions, uses = _with_data_dir(*_merge(splits))
     kinds = {spec.kind for _, spec in specs}
     helpers: tuple[str, ...] = tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
     helpers += _csv_helpers([spec for _, spec in specs if isinstance(spec, CsvData)])
@@ -176,6 +177,29 @@ def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
         helpers += ("unreadable_file",)
     keys = ", ".join(f"data.{split}.path" for split in paths)
     return DataPlan(data_dir, keys, helpers, functions, uses)
+
+
+def _with_data_dir(
+    functions: tuple[DatasetFn, ...], uses: tuple[DatasetUse, ...]
+) -> tuple[tuple[DatasetFn, ...], tuple[DatasetUse, ...]]:
+    """File sources read under the script's --data-dir (DATA_DIR by default): a function that reads
+    DATA_DIR takes it as its first parameter, and train() passes args.data_dir (a copied script runs
+    with --data-dir wherever its data is)."""
+    reads = {fn.name for fn in functions if "DATA_DIR" in fn.source_call}
+    functions = tuple(
+        replace(fn, params=("data_dir", *fn.params), source_call=fn.source_call.replace("DATA_DIR", "data_dir"))
+        if fn.name in reads
+        else fn
+        for fn in functions
+    )
+    out = []
+    for use in uses:
+        call = use.call.replace("DATA_DIR", "args.data_dir")
+        name, _, rest = call.partition("(")
+        if name in reads:
+            call = f"{name}(args.data_dir{', ' if rest != ')' else ''}{rest}"
+        out.append(replace(use, call=call))
+    return functions, tuple(out)
 
 
 def _common_dir(paths: Sequence[str]) -> str:

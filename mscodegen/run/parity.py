@@ -2,9 +2,11 @@
 
 The target is a config (both scripts are generated afresh into a temporary directory) or a
 directory written by `mscodegen new` (its scripts run as they are on disk, the user's edits
-included). The scripts write JSON lines (`--loss-log`, `--eval-log`); nothing here scrapes
-stdout. After the run each script saves its network's final parameters (`--save-weights`) and
-the two checkpoints must hold equal tensors. MindSpore is imported only by child processes.
+included). The scripts hold no code for parity: a start-up hook in each script's process
+(mscodegen/run/observer) records every train step's loss, the learning rate the optimizer applied and
+the loss scaler's state, and the evaluation lines the script prints. After the run each script saves
+its network's final parameters (`--save-weights`) and the two checkpoints must hold equal tensors.
+MindSpore is imported only by child processes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
+from mscodegen.run.observer import observed_env
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
 from mscodegen.schema.rules import cross_section_problems
 
@@ -111,7 +114,7 @@ def run_script(
     env: dict[str, str] | None = None,
     distributed: bool = False,
 ) -> RunResult:
-    """Run one generated script with the shared CLI and read back its JSON logs.
+    """Run one generated script with the shared CLI and read back what the observer recorded.
 
     `distributed`: start it with the launch.sh next to it (msrun, a free port, logs in
     workdir/msrun_log); `timeout` then bounds the whole job and kills every worker when it expires.
@@ -119,11 +122,12 @@ def run_script(
     """
     workdir.mkdir(parents=True, exist_ok=True)
     loss_log, eval_log, output_dir = workdir / "loss.jsonl", workdir / "eval.jsonl", workdir / "output"
-    # a script has --eval-log with data.eval and --output-dir with checkpoints only
+    for stale in (*workdir.glob("loss*.jsonl"), *workdir.glob("eval*.jsonl")):  # a --keep dir's older run
+        stale.unlink()
+    env = observed_env(script, workdir, env)  # the records come from outside the script
+    # a script has --output-dir with checkpoints only
     text = script.read_text(encoding="utf-8", errors="replace")
-    cmd = [python, str(script), "--loss-log", str(loss_log)]
-    if '"--eval-log"' in text:
-        cmd += ["--eval-log", str(eval_log)]
+    cmd = [python, str(script)]
     if '"--output-dir"' in text and "--output-dir" not in extra_args:
         cmd += ["--output-dir", str(output_dir)]
     cmd += extra_args

@@ -1,0 +1,126 @@
+"""Records a generated training script's steps from outside it, for `mscodegen parity`.
+
+Python imports this module at start-up when its folder is on PYTHONPATH (mscodegen.run.observer.
+observed_env puts it there). It acts only in the process that runs the script named by
+MSCODEGEN_OBSERVE_SCRIPT (not in msrun's launcher, not in dataset workers), and writes JSON lines to
+the folder MSCODEGEN_OBSERVE names:
+
+- loss.jsonl: one record per call of a train cell (a Cell with an `optimizer`, in training mode):
+  the loss it returned, the learning rate the optimizer applied in that update (read before the call
+  with nn.Optimizer's side-effect-free get_lr), and the loss scale and overflow flag when the cell
+  returns them (loss, overflow, scale) as MindSpore's loss-scale cells do;
+- eval.jsonl: one record per "Eval result: epoch N, metrics: {...}" line the script prints (Model.fit's
+  LossMonitor prints it; the native loop prints the same line).
+
+Under msrun every rank writes its own files (loss.rank<N>.jsonl). The step numbers continue from the
+step a resumed run starts at (Dataset.set_init_step). This file imports nothing of mscodegen, so it
+works in any interpreter that has MindSpore (parity --python). Why a start-up hook and not runpy: msrun
+starts the workers itself, and a hook in every process it starts needs no change to the script or to
+launch.sh.
+"""
+
+import os
+import sys
+
+
+def _observe(directory):
+    import ast
+    import json
+
+    from mindspore import nn
+    from mindspore.dataset import Dataset
+
+    state = {"step": 0, "steps_per_epoch": None, "dataset": None, "files": {}, "suffix": None}
+
+    def write(name, record):
+        if state["suffix"] is None:
+            state["suffix"] = ""
+            try:  # under msrun (data parallel): one file per rank
+                from mindspore.communication import get_group_size, get_rank
+
+                if get_group_size() > 1:
+                    state["suffix"] = f".rank{get_rank()}"
+            except (RuntimeError, ValueError):
+                pass
+        if name not in state["files"]:
+            path = os.path.join(directory, f"{name}{state['suffix']}.jsonl")
+            state["files"][name] = open(path, "w", encoding="utf-8", buffering=1)
+        print(json.dumps(record), file=state["files"][name])
+
+    def epoch():
+        if state["steps_per_epoch"] is None and state["dataset"] is not None:
+            state["steps_per_epoch"] = max(1, state["dataset"].get_dataset_size())
+        return (state["step"] - 1) // state["steps_per_epoch"] + 1 if state["steps_per_epoch"] else None
+
+    def floats(value):
+        value = value.asnumpy().tolist() if hasattr(value, "asnumpy") else value
+        return [floats(v) for v in value] if isinstance(value, list | tuple) else float(value)
+
+    cell_call = nn.Cell.__call__
+
+    def observed_call(cell, *args, **kwargs):
+        optimizer = cell._cells.get("optimizer") if isinstance(cell._cells, dict) else None
+        if not isinstance(optimizer, nn.Optimizer) or not cell.training:
+            return cell_call(cell, *args, **kwargs)
+        lr = floats(nn.Optimizer.get_lr(optimizer))  # what this update applies
+        outputs = cell_call(cell, *args, **kwargs)
+        state["step"] += 1
+        record = {"step": state["step"], "epoch": epoch()}
+        if isinstance(outputs, tuple) and len(outputs) == 3:  # (loss, overflow, loss scale)
+            loss, overflow, scale = (floats(value) for value in outputs)
+            record.update(loss=loss, lr=lr, loss_scale=scale, overflow=bool(overflow))
+        else:
+            loss = outputs[0] if isinstance(outputs, tuple) else outputs
+            record.update(loss=floats(loss), lr=lr)
+        write("loss", record)
+        return outputs
+
+    nn.Cell.__call__ = observed_call
+
+    def remember(create):
+        def create_iterator(dataset, *args, **kwargs):
+            if state["step"] == 0:  # the last one made before the first step is the training data
+                state["dataset"] = dataset
+            return create(dataset, *args, **kwargs)
+
+        return create_iterator
+
+    Dataset.create_tuple_iterator = remember(Dataset.create_tuple_iterator)
+    Dataset.create_dict_iterator = remember(Dataset.create_dict_iterator)
+    set_init_step = Dataset.set_init_step
+
+    def observed_set_init_step(dataset, init_step):
+        state["step"] = init_step  # --resume: the run goes on from that step
+        return set_init_step(dataset, init_step)
+
+    Dataset.set_init_step = observed_set_init_step
+
+    class Console:
+        """sys.stdout as it was, reading the evaluation lines that pass through it."""
+
+        def __init__(self, stream):
+            self.stream, self.line = stream, ""
+
+        def write(self, text):
+            self.line += text
+            *lines, self.line = self.line.split("\n")
+            for line in lines:
+                if line.startswith("Eval result: epoch "):
+                    number, _, metrics = line[len("Eval result: epoch ") :].partition(", metrics: ")
+                    try:
+                        metrics = ast.literal_eval(metrics)
+                    except (ValueError, SyntaxError):
+                        pass  # compared as printed
+                    write("eval", {"epoch": int(number), "step": state["step"], "metrics": metrics})
+            return self.stream.write(text)
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+    sys.stdout = Console(sys.stdout)
+
+
+if os.environ.get("MSCODEGEN_OBSERVE") and sys.argv and os.path.basename(sys.argv[0]) == os.environ.get(
+    "MSCODEGEN_OBSERVE_SCRIPT"
+):
+    _observe(os.environ["MSCODEGEN_OBSERVE"])
