@@ -186,7 +186,7 @@ def test_an_imported_loss_is_checked_against_its_module(tmp_path: Path) -> None:
 def test_loops_and_cells_name_the_columns(tmp_path: Path) -> None:
     texts = scripts(tmp_path, TWO_INPUTS + "loss: {kind: import, path: 'parts:my_loss'}\n")
     native, model = texts["train_native.py"], texts["train_model.py"]
-    assert "for image, features, label in batches:" in native
+    assert "for step_in_epoch, (image, features, label) in enumerate(batches, 1):" in native
     assert "loss = train_step(image, features, label)" in native
     assert "loss, logits, label = eval_net(image, features, label)" in native
     assert "*batch" not in native and "*batch" not in model
@@ -232,7 +232,7 @@ def test_two_inputs_and_two_labels_train_identically(tmp_path: Path) -> None:
     )
     texts = scripts(tmp_path, text)
     native, model = texts["train_native.py"], texts["train_model.py"]
-    assert "for image, features, label, sample_weight in batches:" in native
+    assert "for step_in_epoch, (image, features, label, sample_weight) in enumerate(batches, 1):" in native
     assert "loss, logits, label = eval_net(image, features, label, sample_weight)" in native
     assert "return self.loss_fn(logits, label, sample_weight), logits, label" in model
     model_run, native_run = run_both(tmp_path / "cfg.yaml", tmp_path / "run")
@@ -252,7 +252,7 @@ optimizer: {name: momentum, lr: 0.05}
 train: {epochs: 1, log_every_steps: 2}
 """
     texts = scripts(tmp_path, text)
-    assert "for features, label in batches:" in texts["train_native.py"]
+    assert "for step_in_epoch, (features, label) in enumerate(batches, 1):" in texts["train_native.py"]
     model, native = run_both(tmp_path / "cfg.yaml", tmp_path / "run")
     assert_identical(model, native, steps=5)
 

@@ -430,9 +430,9 @@ def test_the_whole_file_with_class_labels(tmp_path: Path) -> None:
     assert (
         function_source(model, "create_train_dataset")
         == """\
-def create_train_dataset():
+def create_train_dataset(data_dir):
     # the header row names the columns; every cell is read as text and converted below
-    dataset = ds.CSVDataset(str(DATA_DIR / "table.csv"), shuffle=True)
+    dataset = ds.CSVDataset(str(data_dir / "table.csv"), shuffle=True)
     dataset = dataset.map(
         to_vector, input_columns=["radius", "texture", "area"], output_columns=["features"]
     )
@@ -480,7 +480,7 @@ def test_a_split_shuffles_after_it_and_a_buffer_after_the_maps(tmp_path: Path) -
     source = function_source(scripts(tmp_path, config)["train_native.py"], "create_train_dataset")
     lines = [line.strip() for line in source.splitlines()]
     assert lines[2:5] == [
-        'dataset = ds.CSVDataset(str(DATA_DIR / "table.csv"), shuffle=False)',
+        'dataset = ds.CSVDataset(str(data_dir / "table.csv"), shuffle=False)',
         "dataset = dataset.split([0.7, 0.3], randomize=False)[0]  # the first 70% of the rows",
         "dataset = dataset.shuffle(buffer_size=dataset.get_dataset_size())",
     ]
@@ -507,11 +507,11 @@ def test_two_files_share_one_function_and_data_dir(tmp_path: Path) -> None:
     assert "dataset=ds.CSVDataset(str(path),shuffle=True,num_samples=4)" in squash(
         function_source(model, "create_dataset")
     )
-    assert 'train_dataset = create_dataset(DATA_DIR / "train.csv", drop_remainder=True)' in model
+    assert 'train_dataset = create_dataset(args.data_dir / "train.csv", drop_remainder=True)' in model
     tabs = config.replace("field_delim: ','", 'field_delim: "\\t"')
     (tmp_path / "data" / "test.csv").write_text(TABLE.replace(",", "\t"), encoding="utf-8")
     model = scripts(tmp_path, tabs)["train_model.py"]
-    assert 'ds.CSVDataset(str(DATA_DIR/"test.csv"),field_delim="\\t",shuffle=True,num_samples=4)' in squash(
+    assert 'ds.CSVDataset(str(data_dir/"test.csv"),field_delim="\\t",shuffle=True,num_samples=4)' in squash(
         model
     )
 
@@ -520,7 +520,7 @@ def test_data_parallel_shards_the_file(tmp_path: Path) -> None:
     config = CONFIG + "parallel: {mode: data_parallel, workers: 2}\n"
     model = scripts(tmp_path, config)["train_model.py"]
     assert (
-        'ds.CSVDataset(str(DATA_DIR/"table.csv"),shuffle=True,num_shards=num_shards,shard_id=shard_id)'
+        'ds.CSVDataset(str(data_dir/"table.csv"),shuffle=True,num_shards=num_shards,shard_id=shard_id)'
         in (squash(function_source(model, "create_train_dataset")))
     )
 

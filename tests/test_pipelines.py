@@ -179,7 +179,7 @@ def test_scripts_spell_ops_enums_dtypes_and_the_buffered_shuffle(tmp_path):
         )
         assert "vision.RandomHorizontalFlip(prob=0.5)" in train
         assert "transforms.TypeCast(data_type=ms.int32)" in train
-        assert "ImageFolderDataset(" in train and "str(DATA_DIR), decode=True, shuffle=False" in train
+        assert "ImageFolderDataset(" in train and "str(data_dir), decode=True, shuffle=False" in train
         # the buffered shuffle comes after the maps, before batch
         assert train.index('input_columns="label"') < train.index("dataset.shuffle(buffer_size=40)")
         assert train.index("dataset.shuffle(buffer_size=40)") < train.index("dataset.batch(16")
@@ -197,7 +197,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import train_native
 ms.set_seed(1)
-it = train_native.create_train_dataset().create_tuple_iterator(num_epochs=2, output_numpy=True)
+it = train_native.create_train_dataset(train_native.DATA_DIR).create_tuple_iterator(num_epochs=2, output_numpy=True)
 epochs = []
 for _ in range(2):
     epochs.append(sorted(image.tobytes() for images, _labels in it for image in images))

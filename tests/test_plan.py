@@ -229,7 +229,7 @@ def test_import_block_is_isort_ordered(tmp_path: Path, name: str) -> None:
             if isinstance(node, (ast.Import, ast.ImportFrom))
             for alias in node.names
         }
-        assert {"argparse", "json", "Path", "ms", "nn"} <= imported
+        assert {"argparse", "Path", "ms", "nn"} <= imported
 
 
 def test_import_block_orders_stdlib_before_third_party(tmp_path: Path) -> None:
@@ -272,7 +272,10 @@ def test_relative_data_paths_resolve_from_the_script_to_the_config_dir(
     assert (tmp_path / out_dir / path).resolve() == (tmp_path / config_dir / "../data/mnist").resolve()
     data_dir = {c.name: c.value for group in plan.shared.constants for c in group}["DATA_DIR"]
     assert data_dir == f'Path(__file__).parent / "{path}"'
-    assert "str(DATA_DIR)" in plan.shared.dataset_functions[0].source_call
+    # the dataset function reads the folder train() passes it: args.data_dir (--data-dir, DATA_DIR by default)
+    (fn,) = plan.shared.dataset_functions
+    assert fn.params[0] == "data_dir" and "str(data_dir)" in fn.source_call
+    assert [use.call for use in plan.shared.datasets] == [f"{fn.name}(args.data_dir)"]
 
 
 def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:

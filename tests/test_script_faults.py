@@ -71,19 +71,25 @@ def test_environment_faults_are_one_line(scripts: dict[str, Path], tmp_path: Pat
     moved = tmp_path / "elsewhere" / "scripts"
     shutil.copytree(scripts["model"].parent, moved)
     cases = {
-        "data": ((), ("no data directory", "DATA_DIR")),
         "device": (("--device", "GPU"), ("--device GPU", "--device CPU")),
         "output_dir": (("--output-dir", str(a_file)), ("Not a directory", str(a_file))),
-        "loss_log": (("--loss-log", str(tmp_path)), ("Is a directory", str(tmp_path))),
     }
     jobs = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         for variant, script in scripts.items():
             for case, (args, _) in cases.items():
-                target = moved / script.name if case == "data" else script
-                jobs[variant, case] = pool.submit(_run, target, *args, cwd=tmp_path / f"{variant}-{case}")
+                jobs[variant, case] = pool.submit(_run, script, *args, cwd=tmp_path / f"{variant}-{case}")
+            # copied where its data is not: refused by the command line (exit 2) before MindSpore starts
+            jobs[variant, "data"] = pool.submit(_run, moved / script.name, cwd=tmp_path / f"{variant}-data")
     for (variant, case), job in jobs.items():
         proc = job.result()
+        if case == "data":
+            assert proc.returncode == 2, proc.stderr[-3000:]
+            last = proc.stderr.strip().splitlines()[-1]
+            assert "no data folder" in last and str(moved.parent / "data") in last and "--data-dir" in last, (
+                last
+            )
+            continue
         assert proc.returncode == 1, (variant, case, proc.stderr[-3000:])
         _one_line_error(proc, *cases[case][1])
     # nothing written for the faults found before training: no checkpoint directory in the working dir
@@ -126,7 +132,7 @@ def test_the_guard_keeps_other_errors_tracebacks(scripts: dict[str, Path]) -> No
             in main
         )
         assert "except Exception" not in text
-        assert "if not DATA_DIR.is_dir():" in function_source(text, "train")
+        assert "if not args.data_dir.is_dir():" in function_source(text, "parse_args")
 
 
 def test_data_dir_check_only_when_files_are_read(write_config, tmp_path: Path) -> None:
@@ -161,7 +167,7 @@ def test_gan_scripts_have_the_same_guards(tmp_path: Path) -> None:
         )
         train = function_source(text, "train")
         assert "except RuntimeError:" in train and "this MindSpore cannot use it" in train
-        assert "if not DATA_DIR.is_dir():" in train
+        assert "if not args.data_dir.is_dir():" in function_source(text, "parse_args")
     for script in generate_both(GAN_EXAMPLE, tmp_path / "digits").values():
         assert "DATA_DIR" not in script.read_text()  # digits come from scikit-learn
 

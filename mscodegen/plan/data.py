@@ -187,7 +187,9 @@ def _with_data_dir(
     with --data-dir wherever its data is)."""
     reads = {fn.name for fn in functions if "DATA_DIR" in fn.source_call}
     functions = tuple(
-        replace(fn, params=("data_dir", *fn.params), source_call=fn.source_call.replace("DATA_DIR", "data_dir"))
+        replace(
+            fn, params=("data_dir", *fn.params), source_call=fn.source_call.replace("DATA_DIR", "data_dir")
+        )
         if fn.name in reads
         else fn
         for fn in functions

@@ -236,12 +236,9 @@ def gan_variant_plan(cfg: GanConfig, shared: GanShared, variant: Literal["model"
 
 def _callbacks(s: GanShared) -> tuple[str, ...]:
     """The model variant's callbacks, in the order Model calls them (samples and checkpoints are added after)."""
-    out = []
-    if s.loss_monitor:
-        out.append("LossesMonitor()")
+    out = ["LossesMonitor(args, start_step)" if s.resumable else "LossesMonitor(args)"]
     if s.time_monitor:
         out.append("TimeMonitor()")
-    out.append(f"RunLog(args, d_optimizer, g_optimizer{', start_step' if s.resumable else ''})")
     return tuple(out)
 
 
@@ -397,7 +394,7 @@ def _constants(
 
 def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
     imports = Imports()
-    for module in ("argparse", "json", "os"):
+    for module in ("argparse", "os"):
         imports.module(module)
     imports.names("pathlib", "Path")
     imports.module("mindspore", "ms")

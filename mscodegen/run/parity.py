@@ -128,6 +128,8 @@ def run_script(
     # a script has --output-dir with checkpoints only
     text = script.read_text(encoding="utf-8", errors="replace")
     cmd = [python, str(script)]
+    if '"--log-every-steps"' in text:  # a GAN's losses: the line it prints, every step
+        cmd += ["--log-every-steps", "1"]
     if '"--output-dir"' in text and "--output-dir" not in extra_args:
         cmd += ["--output-dir", str(output_dir)]
     cmd += extra_args

@@ -24,7 +24,7 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "CheckLoss", "Checkpoints", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "run_folder", "load_checkpoint", "load_digits_split", "load_pretrained",
@@ -67,7 +67,7 @@ HOST_LOCALS = frozenset(
         "self", "shapes", "shard_id", "shuffle", "skipped", "split", "start", "end", "start_step", "step",
         "steps", "steps_per_epoch", "taken", "test_fraction", "total_steps", "train_dataset",
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
-        "usage", "value", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
+        "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

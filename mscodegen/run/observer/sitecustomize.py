@@ -12,6 +12,11 @@ the folder MSCODEGEN_OBSERVE names:
 - eval.jsonl: one record per "Eval result: epoch N, metrics: {...}" line the script prints (Model.fit's
   LossMonitor prints it; the native loop prints the same line).
 
+A GAN script updates two networks without a train cell in its native loop: there each printed loss
+line ("epoch: E step: S, d_loss is X, g_loss is Y[, d_loss_scale is ...]", every step when parity asks
+with --log-every-steps 1) is a step's record, with the learning rate each optimizer holds for its next
+update, named by its state's prefix (d_optimizer.global_step: d_lr).
+
 Under msrun every rank writes its own files (loss.rank<N>.jsonl). The step numbers continue from the
 step a resumed run starts at (Dataset.set_init_step). This file imports nothing of mscodegen, so it
 works in any interpreter that has MindSpore (parity --python). Why a start-up hook and not runpy: msrun
@@ -30,7 +35,8 @@ def _observe(directory):
     from mindspore import nn
     from mindspore.dataset import Dataset
 
-    state = {"step": 0, "steps_per_epoch": None, "dataset": None, "files": {}, "suffix": None}
+    state = {"step": 0, "steps_per_epoch": None, "dataset": None, "files": {}, "suffix": None, "cells": 0}
+    optimizers = []  # every optimizer made, for the GAN records
 
     def write(name, record):
         if state["suffix"] is None:
@@ -65,6 +71,7 @@ def _observe(directory):
         lr = floats(nn.Optimizer.get_lr(optimizer))  # what this update applies
         outputs = cell_call(cell, *args, **kwargs)
         state["step"] += 1
+        state["cells"] += 1
         record = {"step": state["step"], "epoch": epoch()}
         if isinstance(outputs, tuple) and len(outputs) == 3:  # (loss, overflow, loss scale)
             loss, overflow, scale = (floats(value) for value in outputs)
@@ -76,6 +83,27 @@ def _observe(directory):
         return outputs
 
     nn.Cell.__call__ = observed_call
+    optimizer_init = nn.Optimizer.__init__
+
+    def observed_optimizer_init(optimizer, *args, **kwargs):
+        optimizer_init(optimizer, *args, **kwargs)
+        optimizers.append(optimizer)
+
+    nn.Optimizer.__init__ = observed_optimizer_init
+
+    def loss_line(line):
+        """A GAN's printed losses as a step's record (scripts with a train cell are recorded above)."""
+        head, _, values = line.partition(", ")
+        pairs = [value.split(" is ") for value in values.split(", ")]
+        if state["cells"] or not head.startswith("epoch: ") or any(len(pair) != 2 for pair in pairs):
+            return
+        state["step"] += 1
+        record = {"step": state["step"], "epoch": int(head.split()[1])}
+        record.update((name, float(value)) for name, value in pairs)
+        for optimizer in optimizers:
+            prefix = optimizer.global_step.name.rpartition("global_step")[0].replace("optimizer.", "")
+            record[f"{prefix}lr"] = floats(nn.Optimizer.get_lr(optimizer))
+        write("loss", record)
 
     def remember(create):
         def create_iterator(dataset, *args, **kwargs):
@@ -105,6 +133,8 @@ def _observe(directory):
             self.line += text
             *lines, self.line = self.line.split("\n")
             for line in lines:
+                if " is " in line:
+                    loss_line(line)
                 if line.startswith("Eval result: epoch "):
                     number, _, metrics = line[len("Eval result: epoch ") :].partition(", metrics: ")
                     try:
@@ -120,7 +150,9 @@ def _observe(directory):
     sys.stdout = Console(sys.stdout)
 
 
-if os.environ.get("MSCODEGEN_OBSERVE") and sys.argv and os.path.basename(sys.argv[0]) == os.environ.get(
-    "MSCODEGEN_OBSERVE_SCRIPT"
+if (
+    os.environ.get("MSCODEGEN_OBSERVE")
+    and sys.argv
+    and os.path.basename(sys.argv[0]) == os.environ.get("MSCODEGEN_OBSERVE_SCRIPT")
 ):
     _observe(os.environ["MSCODEGEN_OBSERVE"])
