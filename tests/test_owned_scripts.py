@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
 from mscodegen.cli import main
+
+from conftest import REPO
 
 SCRIPTS = sorted((REPO / "generated").glob("*/train_*.py"))
 GAN = {"dcgan_digits"}  # its two losses are still logged by the scripts (--loss-log): see CHANGELOG

@@ -29,8 +29,8 @@ from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
-from mscodegen.run.observer import observed_env
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
+from mscodegen.run.observer import observed_env
 from mscodegen.schema.rules import cross_section_problems
 
 # The per-step quantities, in the order differences are reported; any other key both logs hold (a

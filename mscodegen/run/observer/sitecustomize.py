@@ -24,21 +24,25 @@ starts the workers itself, and a hook in every process it starts needs no change
 launch.sh.
 """
 
+from __future__ import annotations
+
 import os
 import sys
+from typing import Any
 
 
-def _observe(directory):
+def _observe(directory: str) -> None:
     import ast
+    import contextlib
     import json
 
     from mindspore import nn
     from mindspore.dataset import Dataset
 
-    state = {"step": 0, "steps_per_epoch": None, "dataset": None, "files": {}, "suffix": None, "cells": 0}
-    optimizers = []  # every optimizer made, for the GAN records
+    state: dict[str, Any] = {"step": 0, "steps_per_epoch": None, "dataset": None, "suffix": None, "cells": 0}
+    optimizers: list[Any] = []  # every optimizer made, for the GAN records
 
-    def write(name, record):
+    def write(name: str, record: dict[str, Any]) -> None:
         if state["suffix"] is None:
             state["suffix"] = ""
             try:  # under msrun (data parallel): one file per rank
@@ -48,23 +52,22 @@ def _observe(directory):
                     state["suffix"] = f".rank{get_rank()}"
             except (RuntimeError, ValueError):
                 pass
-        if name not in state["files"]:
-            path = os.path.join(directory, f"{name}{state['suffix']}.jsonl")
-            state["files"][name] = open(path, "w", encoding="utf-8", buffering=1)
-        print(json.dumps(record), file=state["files"][name])
+        path = os.path.join(directory, f"{name}{state['suffix']}.jsonl")
+        with open(path, "a", encoding="utf-8") as log:  # parity removes an older run's first
+            print(json.dumps(record), file=log)
 
-    def epoch():
+    def epoch() -> int | None:
         if state["steps_per_epoch"] is None and state["dataset"] is not None:
             state["steps_per_epoch"] = max(1, state["dataset"].get_dataset_size())
         return (state["step"] - 1) // state["steps_per_epoch"] + 1 if state["steps_per_epoch"] else None
 
-    def floats(value):
+    def floats(value: Any) -> Any:
         value = value.asnumpy().tolist() if hasattr(value, "asnumpy") else value
-        return [floats(v) for v in value] if isinstance(value, list | tuple) else float(value)
+        return [floats(v) for v in value] if isinstance(value, (list, tuple)) else float(value)
 
     cell_call = nn.Cell.__call__
 
-    def observed_call(cell, *args, **kwargs):
+    def observed_call(cell: Any, *args: Any, **kwargs: Any) -> Any:
         optimizer = cell._cells.get("optimizer") if isinstance(cell._cells, dict) else None
         if not isinstance(optimizer, nn.Optimizer) or not cell.training:
             return cell_call(cell, *args, **kwargs)
@@ -72,7 +75,7 @@ def _observe(directory):
         outputs = cell_call(cell, *args, **kwargs)
         state["step"] += 1
         state["cells"] += 1
-        record = {"step": state["step"], "epoch": epoch()}
+        record: dict[str, Any] = {"step": state["step"], "epoch": epoch()}
         if isinstance(outputs, tuple) and len(outputs) == 3:  # (loss, overflow, loss scale)
             loss, overflow, scale = (floats(value) for value in outputs)
             record.update(loss=loss, lr=lr, loss_scale=scale, overflow=bool(overflow))
@@ -85,28 +88,28 @@ def _observe(directory):
     nn.Cell.__call__ = observed_call
     optimizer_init = nn.Optimizer.__init__
 
-    def observed_optimizer_init(optimizer, *args, **kwargs):
+    def observed_optimizer_init(optimizer: Any, *args: Any, **kwargs: Any) -> None:
         optimizer_init(optimizer, *args, **kwargs)
         optimizers.append(optimizer)
 
     nn.Optimizer.__init__ = observed_optimizer_init
 
-    def loss_line(line):
+    def loss_line(line: str) -> None:
         """A GAN's printed losses as a step's record (scripts with a train cell are recorded above)."""
         head, _, values = line.partition(", ")
         pairs = [value.split(" is ") for value in values.split(", ")]
         if state["cells"] or not head.startswith("epoch: ") or any(len(pair) != 2 for pair in pairs):
             return
         state["step"] += 1
-        record = {"step": state["step"], "epoch": int(head.split()[1])}
+        record: dict[str, Any] = {"step": state["step"], "epoch": int(head.split()[1])}
         record.update((name, float(value)) for name, value in pairs)
         for optimizer in optimizers:
             prefix = optimizer.global_step.name.rpartition("global_step")[0].replace("optimizer.", "")
             record[f"{prefix}lr"] = floats(nn.Optimizer.get_lr(optimizer))
         write("loss", record)
 
-    def remember(create):
-        def create_iterator(dataset, *args, **kwargs):
+    def remember(create: Any) -> Any:
+        def create_iterator(dataset: Any, *args: Any, **kwargs: Any) -> Any:
             if state["step"] == 0:  # the last one made before the first step is the training data
                 state["dataset"] = dataset
             return create(dataset, *args, **kwargs)
@@ -117,7 +120,7 @@ def _observe(directory):
     Dataset.create_dict_iterator = remember(Dataset.create_dict_iterator)
     set_init_step = Dataset.set_init_step
 
-    def observed_set_init_step(dataset, init_step):
+    def observed_set_init_step(dataset: Any, init_step: int) -> Any:
         state["step"] = init_step  # --resume: the run goes on from that step
         return set_init_step(dataset, init_step)
 
@@ -126,25 +129,24 @@ def _observe(directory):
     class Console:
         """sys.stdout as it was, reading the evaluation lines that pass through it."""
 
-        def __init__(self, stream):
+        def __init__(self, stream: Any) -> None:
             self.stream, self.line = stream, ""
 
-        def write(self, text):
+        def write(self, text: str) -> int:
             self.line += text
             *lines, self.line = self.line.split("\n")
             for line in lines:
                 if " is " in line:
                     loss_line(line)
                 if line.startswith("Eval result: epoch "):
-                    number, _, metrics = line[len("Eval result: epoch ") :].partition(", metrics: ")
-                    try:
-                        metrics = ast.literal_eval(metrics)
-                    except (ValueError, SyntaxError):
-                        pass  # compared as printed
+                    number, _, printed = line[len("Eval result: epoch ") :].partition(", metrics: ")
+                    metrics: Any = printed  # compared as printed unless Python can read it
+                    with contextlib.suppress(ValueError, SyntaxError):
+                        metrics = ast.literal_eval(printed)
                     write("eval", {"epoch": int(number), "step": state["step"], "metrics": metrics})
-            return self.stream.write(text)
+            return int(self.stream.write(text))
 
-        def __getattr__(self, name):
+        def __getattr__(self, name: str) -> Any:
             return getattr(self.stream, name)
 
     sys.stdout = Console(sys.stdout)
