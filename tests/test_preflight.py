@@ -165,10 +165,18 @@ def test_label_out_of_range_maps_to_num_classes(loaded: LoadedConfig, variant: s
     assert "got error label! label[index] must <= class_num" in message
 
 
-def test_a_non_finite_loss_after_one_batch_maps_to_num_classes(loaded: LoadedConfig) -> None:
+@pytest.mark.parametrize(
+    ("returncode", "stdout", "stderr"),
+    [
+        (1, "", "error: step 1: loss inf; lower optimizer.lr or set grad.clip\n"),  # the scripts' guard
+        (0, "Eval result: epoch 1, metrics: {'loss': inf}\n", ""),
+    ],
+)
+def test_a_non_finite_loss_after_one_batch_maps_to_num_classes(
+    loaded: LoadedConfig, returncode: int, stdout: str, stderr: str
+) -> None:
     """A label equal to num_classes can give an inf loss on CPU without an error (constructed text)."""
-    stdout = "fast-dev-run: step 1 trained, loss: inf\nEval result: epoch 1, metrics: {'loss': inf}\n"
-    key, line, column, message = located(RunResult("native", 0, stdout, ""), loaded)
+    key, line, column, message = located(RunResult("native", returncode, stdout, stderr), loaded)
     assert (key, line, column) == ("network.num_classes", 4, 16)
     assert "the loss is not finite after one batch" in message
 
@@ -268,11 +276,11 @@ def test_a_script_without_the_flag_says_so(loaded: LoadedConfig) -> None:
     assert problem is not None and "has no --fast-dev-run option" in problem.message
 
 
-def test_passing_run_needs_the_marker(loaded: LoadedConfig) -> None:
-    ok = "fast-dev-run: step 1 trained, loss: 2.301\nEval result: epoch 1, metrics: {'loss': 2.3}\n"
-    assert diagnose(RunResult("model", 0, ok, ""), loaded) is None
-    problem = diagnose(RunResult("model", 0, "Train epoch time: 3 ms\n", ""), loaded)
-    assert problem is not None and "without printing 'fast-dev-run: step'" in problem.message
+def test_passing_run_needs_a_trained_step(loaded: LoadedConfig) -> None:
+    ok = "Eval result: epoch 1, metrics: {'loss': 2.3}\n"
+    assert diagnose(RunResult("model", 0, ok, "", steps=1), loaded) is None
+    problem = diagnose(RunResult("model", 0, "Train epoch time: 3 ms\n", "", steps=0), loaded)
+    assert problem is not None and "exited 0 without training a step" in problem.message
 
 
 def test_timeout(loaded: LoadedConfig) -> None:
@@ -299,7 +307,7 @@ def test_preflight_writes_only_into_a_temporary_directory(
     fake.write_text(
         "import os, sys\n"
         f"open({str(bin_dir / 'runs.txt')!r}, 'a').write(os.getcwd() + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n"
-        "print('fast-dev-run: step 1 trained, loss: 2.3')\n"
+        "open(os.path.join(os.environ['MSCODEGEN_OBSERVE'], 'loss.jsonl'), 'a').write('{}\\n')\n"
     )
     wrapper = bin_dir / "py.sh"
     wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {fake} "$@"\n')
@@ -318,7 +326,7 @@ def test_preflight_writes_only_into_a_temporary_directory(
 def test_preflight_imports_mindspore_only_in_the_children(loaded: LoadedConfig, tmp_path: Path) -> None:
     """The parent generates and runs: with a stand-in child, mindspore must not be in its sys.modules."""
     fake = tmp_path / "fake_python.sh"
-    fake.write_text("#!/bin/sh\necho 'fast-dev-run: step 1 trained, loss: 2.3'\n")
+    fake.write_text("#!/bin/sh\necho '{}' >> \"$MSCODEGEN_OBSERVE/loss.jsonl\"\n")
     fake.chmod(0o755)
     code = (
         "import sys; from pathlib import Path; from mscodegen.config.load import load_config; "

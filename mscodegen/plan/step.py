@@ -104,7 +104,6 @@ class Step:
 class Parallel:
     workers: int
     gradients_mean: bool
-    per_rank_logs: bool
     master_port: int  # launch.sh
     cluster_time_out: int  # launch.sh
 
@@ -206,7 +205,6 @@ def build_parallel(cfg: Config | GanConfig) -> Parallel | None:
     return Parallel(
         workers=par.workers,
         gradients_mean=par.gradients_mean,
-        per_rank_logs=par.per_rank_logs,
         master_port=par.master_port,
         cluster_time_out=par.cluster_time_out,
     )

@@ -86,7 +86,7 @@ _RANK_LOG = re.compile(r"\.rank(\d+)$")
 
 
 def rank_logs(path: Path) -> dict[int, Path]:
-    """{rank: file} for per-rank logs named <stem>.rank<N><suffix> next to `path` (parallel.per_rank_logs)."""
+    """{rank: file} for per-rank logs named <stem>.rank<N><suffix> next to `path` (the observer's, under msrun)."""
     found = {}
     for candidate in path.parent.glob(f"{path.stem}.rank*{path.suffix}"):
         match = _RANK_LOG.search(candidate.name[: len(candidate.name) - len(path.suffix)])

@@ -50,7 +50,7 @@ class RunResult:
     evals: list[Record] = field(default_factory=list)
     output_dir: Path | None = None
     log_tail: str = ""
-    # data parallel with parallel.per_rank_logs: {rank: that rank's loss records}
+    # data parallel (under msrun): {rank: that rank's loss records}
     ranks: dict[int, list[Record]] = field(default_factory=dict)
 
 
@@ -301,8 +301,8 @@ def run_parity(
 
     `target` is a config (generated afresh, with `overrides` applied) or a directory written by
     `mscodegen new` (its scripts run as they are on disk). A data-parallel config (or `workers`,
-    or a launch.sh in the directory) runs each variant under msrun through its launch.sh; with
-    parallel.per_rank_logs every rank's losses are compared, else rank 0's. `python` runs the scripts
+    or a launch.sh in the directory) runs each variant under msrun through its launch.sh, and
+    every rank's losses are compared. `python` runs the scripts
     (msrun and the weights check too) with another interpreter, e.g. another MindSpore version's.
     """
     target = Path(target)

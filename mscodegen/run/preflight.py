@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mscodegen.config.errors import Problem
 from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.run.observer import observed_env
 from mscodegen.schema.data import ImportedData, fixed_transforms
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
@@ -27,7 +28,6 @@ from mscodegen.schema.parallel import Parallel
 from mscodegen.schema.training import ImportedMetric, eval_metrics
 
 FAST_DEV_RUN_ARGS = ("--fast-dev-run",)
-FAST_DEV_RUN_OK = "fast-dev-run: step"  # the scripts print it after each step they train
 SCRIPTS = {"model": "train_model.py", "native": "train_native.py"}
 TAIL_LINES = 6
 
@@ -57,7 +57,8 @@ _IMPORT = re.compile(r"^(ModuleNotFoundError|ImportError|AttributeError|NameErro
 _MISSING_RUNTIME = re.compile(r"No module named '(mindspore|mindcv|sklearn|numpy)[.']")
 _ZERO_STEPS = re.compile(r"trained 0 steps: data\.train yields no batch.*")
 _PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n  .*)*")  # load_pretrained
-_NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
+# a printed loss, an evaluation's, or the scripts' own guard ("error: step 1: loss inf; ...")
+_NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)?\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 _WORKERS = re.compile(r"num_parallel_workers exceeds the boundary")
 # MindSpore's metric modules (mindspore/train/metrics/<file>.py) and the eval.metrics names they implement
@@ -88,6 +89,7 @@ class RunResult:
     returncode: int | None  # None: timed out
     stdout: str
     stderr: str
+    steps: int = 1  # steps the observer saw it train (mscodegen.run.observer)
 
 
 def run_preflight(
@@ -96,12 +98,11 @@ def run_preflight(
     timeout: float = 600,
     python: str = sys.executable,
     script_args: Sequence[str] = FAST_DEV_RUN_ARGS,
-    marker: str | None = FAST_DEV_RUN_OK,
 ) -> list[Problem]:
     """Run both variants for one batch; [] when both pass, else one located Problem per failure.
 
-    `script_args` / `marker`: what the scripts are run with and must print (the defaults are
-    `--fast-dev-run` and its "fast-dev-run: ok").
+    `script_args`: what the scripts are run with (`--fast-dev-run`). Each run is watched from outside
+    (mscodegen.run.observer): it passes when it exits 0 having trained at least one step.
     """
     from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
@@ -119,14 +120,16 @@ def run_preflight(
             (workdir / name).write_text(text, encoding="utf-8")
         for variant, script in SCRIPTS.items():
             results.append(_run(workdir, variant, script, python, script_args, timeout))
-    problems = [problem for result in results if (problem := diagnose(result, loaded, marker))]
+    problems = [problem for result in results if (problem := diagnose(result, loaded))]
     return _merge_variants(problems)
 
 
 def _run(
     workdir: Path, variant: str, script: str, python: str, args: Sequence[str], timeout: float
 ) -> RunResult:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    records = workdir / f"records-{variant}"
+    records.mkdir()
+    env = observed_env(Path(script), records, {**os.environ, "PYTHONUNBUFFERED": "1"})
     cmd = [python, script, *args]  # --fast-dev-run writes nothing: no --output-dir needed
     try:
         done = subprocess.run(
@@ -134,7 +137,8 @@ def _run(
         )
     except subprocess.TimeoutExpired as exc:
         return RunResult(variant, None, _text(exc.stdout), _text(exc.stderr))
-    return RunResult(variant, done.returncode, done.stdout, done.stderr)
+    steps = sum(len(path.read_text().splitlines()) for path in records.glob("loss*.jsonl"))
+    return RunResult(variant, done.returncode, done.stdout, done.stderr, steps)
 
 
 def _text(data: str | bytes | None) -> str:
@@ -143,15 +147,15 @@ def _text(data: str | bytes | None) -> str:
     return data or ""
 
 
-def diagnose(result: RunResult, loaded: LoadedConfig, marker: str | None = FAST_DEV_RUN_OK) -> Problem | None:
+def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
     """The located problem a finished run shows, or None when it passed."""
     script = SCRIPTS.get(result.variant, result.variant)
     if result.returncode is None:
         return _at(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
-    non_finite = _NON_FINITE_LOSS.search(result.stdout)
-    if result.returncode == 0 and non_finite is None and (marker is None or marker in result.stdout):
+    non_finite = _NON_FINITE_LOSS.search(result.stdout) or _NON_FINITE_LOSS.search(result.stderr)
+    if result.returncode == 0 and non_finite is None and result.steps > 0:
         return None
-    if result.returncode == 0 and non_finite is not None:
+    if result.returncode in (0, 1) and non_finite is not None:
         return _at(
             loaded,
             _classes_key(loaded),
@@ -160,7 +164,7 @@ def diagnose(result: RunResult, loaded: LoadedConfig, marker: str | None = FAST_
             "network.num_classes (or lower optimizer.lr)",
         )
     if result.returncode == 0:
-        return _at(loaded, (), f"{script} exited 0 without printing {marker!r}{_tail(result.stdout)}")
+        return _at(loaded, (), f"{script} exited 0 without training a step{_tail(result.stdout)}")
     key, cause = map_failure(result.stderr, loaded)
     return _at(loaded, key, f"{script} --fast-dev-run failed: {cause}")
 

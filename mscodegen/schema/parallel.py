@@ -37,7 +37,7 @@ class Parallel(Section):
     )
     per_rank_logs: Bool = Field(
         False,
-        description="false: only rank 0 writes --loss-log/--eval-log. true: every rank N writes its own files, "
-        "named <stem>.rank<N><suffix> (loss.jsonl -> loss.rank0.jsonl, loss.rank1.jsonl, ...). "
-        "Checkpoints are always written by rank 0 only (the replicas are identical).",
+        description="No effect; kept so that older configs still load. The scripts write no logs of their own: "
+        "`mscodegen parity` records and compares every rank's steps from outside them. Checkpoints are "
+        "written by rank 0 only (the replicas are identical).",
     )
