@@ -81,4 +81,4 @@ def test_without_matplotlib_exit_2(
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     log = _write(tmp_path / "loss.jsonl", LOSS)
     assert main(["plot", str(log), "-o", str(tmp_path / "x.png")]) == 2
-    assert "mscodegen[plot]" in capsys.readouterr().err
+    assert "pip install -e '.[plot]'" in capsys.readouterr().err

@@ -259,7 +259,7 @@ def test_missing_mindspore_is_named(loaded: LoadedConfig) -> None:
     )
     problem = diagnose(RunResult("model", 1, "", stderr), loaded)
     assert problem is not None and (problem.path, problem.line) == ("", None)
-    assert "the scripts need mindspore" in problem.message and "mscodegen[run]" in problem.message
+    assert "the scripts need mindspore" in problem.message and "pip install -e '.[run]'" in problem.message
 
 
 def test_unmapped_failure_keeps_the_last_lines(loaded: LoadedConfig) -> None:

@@ -18,7 +18,7 @@ def add(sub: SubParsers) -> None:
         "plot",
         help="draw loss, LR, loss scale and eval metrics from --loss-log/--eval-log files into a PNG",
         description="Draw every quantity the logs hold (loss, lr, loss_scale, eval metrics), one "
-        "subplot each, one labelled curve per file. Needs matplotlib: pip install 'mscodegen[plot]'.",
+        "subplot each, one labelled curve per file. Needs matplotlib: pip install -e '.[plot]' in the mscodegen checkout.",
         epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"
         "  mscodegen plot model/loss.jsonl native/loss.jsonl model/eval.jsonl -o runs.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -320,8 +320,8 @@ def run_parity(
             return _error(str(exc))
     elif shutil.which(sys.executable) is None or not _has_mindspore():
         return _error(
-            "MindSpore is not importable in this Python; install mscodegen[run] "
-            "(pip install 'mscodegen[run]') to run the scripts"
+            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
+            "(pip install -e '.[run]' in the mscodegen checkout)"
         )
     on_disk_scripts: dict[str, Path] = {}
     if on_disk:

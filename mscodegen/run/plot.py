@@ -105,7 +105,7 @@ def draw(curves: dict[str, Series], png: Path) -> None:
         import matplotlib
     except ImportError:
         raise PlotError(
-            "matplotlib is not installed; install the plot extra: pip install 'mscodegen[plot]'"
+            "matplotlib is not installed; install the plot extra: pip install -e '.[plot]' in the mscodegen checkout"
         ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -178,7 +178,7 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     if missing and _IMPORT.match(error):
         return (), (
             f"the scripts need {missing.group(1)}, which this Python lacks ({error}); "
-            "install what they run on: pip install 'mscodegen[run]'"
+            "install what they run on: pip install -e '.[run]' in the mscodegen checkout"
         )
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"

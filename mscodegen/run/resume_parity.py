@@ -52,7 +52,10 @@ def run_resume_parity(
         except PythonError as exc:
             return _error(str(exc))
     elif not _has_mindspore():
-        return _error("MindSpore is not importable in this Python; install mscodegen[run] to run the scripts")
+        return _error(
+            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
+            "(pip install -e '.[run]' in the mscodegen checkout)"
+        )
     root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
     try:
         if target.is_dir():

@@ -183,7 +183,7 @@ def page(results: Results, cells: list[Cell], names: int, apis: dict[str, dict[s
         "Do not edit: run it again. -->",
         "",
         f"The generated scripts run on every MindSpore release that PyPI offers for Python {machine['python'][:4]}: "
-        f"`pip install 'mscodegen[run]'` accepts `mindspore>=2.7,<2.11`. The test suite and the golden files use "
+        f"`pip install -e '.[run]'` accepts `mindspore>=2.7,<2.11`. The test suite and the golden files use "
         f"{REFERENCE}. This table is `make compat`: one environment per version, and in each "
         "`mscodegen parity --python <env>/bin/python` on five examples (the generator runs in the project's "
         "environment, the scripts in the version's). Then every per-step log and final weights file is compared "
