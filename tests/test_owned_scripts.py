@@ -7,6 +7,8 @@ The fast tests read generated/; the slow ones run the quick start's scripts for 
 from __future__ import annotations
 
 import ast
+import json
+import math
 import re
 import shutil
 import subprocess
@@ -186,3 +188,28 @@ def test_parity_sees_an_edit_of_one_variant_from_outside(quickstart, variant, ed
     rc, out, err = run("parity", gen, "--steps", 3)
     assert rc == (0 if edit is None else 1), out + err
     assert re.search(expected, out + err, re.MULTILINE), out + err
+
+
+def test_record_refuses_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["record", str(tmp_path / "missing.py"), "--logs", str(tmp_path / "logs")]) == 2
+    assert "no such script" in capsys.readouterr().err
+    script = tmp_path / "train_native.py"
+    script.write_text("raise SystemExit('must not run')\n")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "loss.jsonl").write_text("{}\n")
+    assert main(["record", str(script), "--logs", str(tmp_path / "logs")]) == 2
+    assert "holds an earlier run's loss.jsonl" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # -- belongs to record only
+        main(["validate", str(script), "--", "--epochs", "2"])
+
+
+@pytest.mark.slow
+def test_record_writes_each_step_and_evaluation(write_config, tmp_path: Path) -> None:
+    from mscodegen.run.parity import generate_both
+
+    script = generate_both(write_config(), tmp_path / "scripts")["native"]
+    logs = tmp_path / "logs"
+    assert main(["record", str(script), "--logs", str(logs), "--", "--max-steps", "3"]) == 0
+    steps = [json.loads(line) for line in (logs / "loss.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in steps] == [1, 2, 3] and all(math.isfinite(s["loss"]) for s in steps)
+    assert [json.loads(line)["step"] for line in (logs / "eval.jsonl").read_text().splitlines()] == [3]

@@ -1,4 +1,4 @@
-"""Command line: `mscodegen init|new|validate|schema|update|diff|parity|show|explain|plot|import-mindcv`.
+"""Command line: `mscodegen init|new|validate|schema|update|diff|parity|show|explain|record|plot|import-mindcv`.
 
 One module per command, each with `add(subparsers)` and `run(args)`. Start-up must stay fast: a
 command imports what it needs inside `run`, and nothing here (or below it) imports MindSpore or mindcv.
@@ -23,6 +23,7 @@ from mscodegen.cli import (
     new,
     parity,
     plot,
+    record,
     schema,
     show,
     update,
@@ -47,7 +48,8 @@ examples:
   mscodegen show examples/lenet_digits_warmup.yaml   # the resolved config, each value with its origin
   mscodegen explain examples/lenet_amp_accum.yaml grad.clip   # the script lines a key produced
   mscodegen explain generated/lenet_digits/train_native.py:120   # the keys behind a line
-  mscodegen plot outputs/loss.jsonl -o loss.png      # curves from --loss-log/--eval-log files
+  mscodegen record generated/lenet_digits/train_native.py --logs logs   # each step and evaluation as JSON
+  mscodegen plot logs/loss.jsonl -o loss.png         # curves from those records
   mscodegen import-mindcv recipe.yaml -o run.yaml    # a mindcv recipe -> a config, and what did not convert
 """
 
@@ -76,7 +78,14 @@ def _stop_children(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `record SCRIPT -- ARGS`: what follows -- is the script's (argparse mishandles it after a subcommand)
+    passed = argv[argv.index("--") + 1 :] if "--" in argv else None
+    args = parser.parse_args(argv[: argv.index("--")] if passed is not None else argv)
+    if passed is not None:
+        if args.command != "record":
+            parser.error("-- passes options to a script: only `mscodegen record` takes it")
+        args.script_args = [*args.script_args, *passed]
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_CONFIG
@@ -130,7 +139,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (init, new, validate, schema, update, diff, parity, show, explain, plot, import_mindcv):
+    for module in (
+        init,
+        new,
+        validate,
+        schema,
+        update,
+        diff,
+        parity,
+        show,
+        explain,
+        record,
+        plot,
+        import_mindcv,
+    ):
         module.add(sub)
     return parser
 

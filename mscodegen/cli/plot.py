@@ -1,4 +1,4 @@
-"""`mscodegen plot`: curves from the scripts' --loss-log/--eval-log files."""
+"""`mscodegen plot`: curves from the scripts' records (`mscodegen record`, `parity --keep`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def add(sub: SubParsers) -> None:
     plot = sub.add_parser(
         "plot",
-        help="draw loss, LR, loss scale and eval metrics from --loss-log/--eval-log files into a PNG",
+        help="draw loss, LR, loss scale and eval metrics from records (`mscodegen record`, `parity --keep`) into a PNG",
         description="Draw every quantity the logs hold (loss, lr, loss_scale, eval metrics), one "
         "subplot each, one labelled curve per file. Needs matplotlib: pip install -e '.[plot]' in the mscodegen checkout.",
         epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"

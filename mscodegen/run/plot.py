@@ -1,4 +1,4 @@
-"""`mscodegen plot`: curves from the generated scripts' `--loss-log` / `--eval-log` JSON lines.
+"""`mscodegen plot`: curves from the JSON lines `mscodegen record` (or `parity --keep`) writes.
 
 `series()` is pure (logs -> numbers to draw) so it can be tested without a picture; `draw()`
 imports matplotlib (Agg) lazily, so the CLI starts fast and matplotlib stays an optional extra.
@@ -13,7 +13,7 @@ from typing import Any
 # One quantity of one log: (x values, y values).
 Series = dict[str, tuple[list[float], list[float]]]
 
-# per-step quantities in a --loss-log record, in the order their subplots are drawn; any other number
+# per-step quantities in a loss.jsonl record, in the order their subplots are drawn; any other number
 # a record holds (a GAN's d_loss, g_loss, d_lr, ...) is drawn too
 STEP_KEYS = ("loss", "lr", "loss_scale")
 # what `-o` may name: formats matplotlib writes without extra packages
@@ -47,7 +47,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         where = raw.count(b"\n", 0, exc.start) + 1
         raise PlotError(
-            f"{path}:{where}: byte 0x{raw[exc.start]:02x} is not UTF-8: not a --loss-log/--eval-log file"
+            f"{path}:{where}: byte 0x{raw[exc.start]:02x} is not UTF-8: not a loss.jsonl/eval.jsonl record"
         ) from None
     records = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -57,7 +57,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise PlotError(
-                f"{path}:{number}:{exc.colno}: not a JSON line ({exc.msg}): not a --loss-log/--eval-log file"
+                f"{path}:{number}:{exc.colno}: not a JSON line ({exc.msg}): not a loss.jsonl/eval.jsonl record"
             ) from None
         if not isinstance(record, dict):
             raise PlotError(f"{path}:{number}:1: expected a JSON object")
