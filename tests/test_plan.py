@@ -204,7 +204,20 @@ def ruff_isort_problems(files: dict[str, str], directory: Path) -> str:
     for name, text in files.items():
         (directory / name).write_text(text, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I", "--no-cache", *files],
+        # the scripts' width (black's, mscodegen.render.fmt.LINE_LENGTH), not ruff's default 88
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--line-length",
+            "100",
+            "--select",
+            "I",
+            "--no-cache",
+            *files,
+        ],
         cwd=directory,
         capture_output=True,
         text=True,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import mindspore as ms
 import numpy as np
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
-from mindspore.train import Callback, LossMonitor, Model, TimeMonitor
+from mindspore.train import Callback, LossMonitor, TimeMonitor
 
 DATA_DIR = Path(__file__).parent / "../../examples/data"  # data.train.path, data.eval.path
 SEED = 7  # runtime.seed

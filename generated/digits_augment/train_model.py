@@ -13,10 +13,10 @@ from pathlib import Path
 
 import mindspore as ms
 from mindcv.data.mixup import Mixup
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
 from mindspore.dataset import transforms, vision
-from mindspore.train import Callback, LossMonitor, Model, TimeMonitor
+from mindspore.train import Callback, LossMonitor, TimeMonitor
 
 # data.train.path, data.eval.path
 DATA_DIR = Path(__file__).parent / "../../examples/data/digits_png"

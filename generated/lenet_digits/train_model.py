@@ -14,17 +14,10 @@ from pathlib import Path
 
 import mindspore as ms
 import numpy as np
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
 from mindspore.dataset import vision
-from mindspore.train import (
-    Callback,
-    CheckpointConfig,
-    LossMonitor,
-    Model,
-    ModelCheckpoint,
-    TimeMonitor,
-)
+from mindspore.train import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, TimeMonitor
 from sklearn.datasets import load_digits
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import mindspore as ms
 import numpy as np
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
 from mindspore.dataset import vision
-from mindspore.train import Callback, LossMonitor, Model, TimeMonitor
+from mindspore.train import Callback, LossMonitor, TimeMonitor
 from sklearn.datasets import load_digits
 
 SEED = 1  # runtime.seed

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import mindspore as ms
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
 from mindspore.common import initializer
 from mindspore.dataset import transforms, vision
-from mindspore.train import Callback, LossMonitor, Model
+from mindspore.train import Callback, LossMonitor
 
 DATA_DIR = Path(__file__).parent / "../../examples/data/mnist"  # data.train.path, data.eval.path
 SEED = 1  # runtime.seed

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import mindspore as ms
-from mindspore import nn
-from mindspore.train import Callback, LossMonitor, Model, TimeMonitor
+from mindspore import Model, nn
+from mindspore.train import Callback, LossMonitor, TimeMonitor
 
 SEED = 3  # runtime.seed
 EPOCHS = 2  # train.epochs

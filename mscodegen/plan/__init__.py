@@ -504,7 +504,8 @@ def _imports(
     if convert or (writes_step and s.step.scaler):
         imports.names("mindspore", "amp")
     if model is not None:
-        imports.names("mindspore.train", "Callback", "Model")
+        imports.names("mindspore", "Model")  # mindspore.train.Model
+        imports.names("mindspore.train", "Callback")
         if s.loss_monitor:
             imports.names("mindspore.train", "LossMonitor")
         if s.time_monitor:

@@ -435,7 +435,8 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
     if s.amp.enabled or s.step.scaler:
         imports.names("mindspore", "amp")
     if variant == "model":
-        imports.names("mindspore.train", "Callback", "Model")
+        imports.names("mindspore", "Model")  # mindspore.train.Model
+        imports.names("mindspore.train", "Callback")
         if s.time_monitor:
             imports.names("mindspore.train", "TimeMonitor")
         if s.checkpoint is not None:

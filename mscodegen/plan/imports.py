@@ -29,7 +29,7 @@ class Imports:
         for plain in sorted(self.plain, key=str.lower):
             groups[plain.split(".")[0].split()[0] in _STDLIB].append(f"import {plain}")
         for module in sorted(self.from_names, key=str.lower):
-            names = sorted(self.from_names[module], key=lambda n: (n.lower(), n))
+            names = sorted(self.from_names[module], key=_member_key)
             aliased = [n for n in names if " as " in n]
             plain_names = [n for n in names if " as " not in n]
             lines = [f"from {module} import {n}" for n in aliased]
@@ -40,6 +40,12 @@ class Imports:
         return [*stdlib, *([""] if stdlib and third else []), *third]
 
 
-def _from_key(line: str) -> tuple[str, str]:
+def _member_key(name: str) -> tuple[int, str, str]:
+    """isort's order_by_type: CONSTANTS, then Classes, then the rest; each case-insensitively."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return (kind, name.lower(), name)
+
+
+def _from_key(line: str) -> tuple[str, tuple[int, str, str]]:
     _, module, _, first = line.split(maxsplit=3)
-    return (module.lower(), first.lower())
+    return (module.lower(), _member_key(first))

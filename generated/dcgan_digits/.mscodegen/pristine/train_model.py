@@ -17,11 +17,11 @@ os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 
 import mindspore as ms
 import numpy as np
+from mindspore import Model, nn, ops
 from mindspore import dataset as ds
-from mindspore import nn, ops
 from mindspore.common import initializer
 from mindspore.dataset import vision
-from mindspore.train import Callback, CheckpointConfig, Model, ModelCheckpoint, TimeMonitor
+from mindspore.train import Callback, CheckpointConfig, ModelCheckpoint, TimeMonitor
 from sklearn.datasets import load_digits
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id

@@ -15,16 +15,9 @@ from pathlib import Path
 import mindspore as ms
 import numpy as np
 from mindcv.models import create_model
+from mindspore import Model, nn
 from mindspore import dataset as ds
-from mindspore import nn
-from mindspore.train import (
-    Callback,
-    CheckpointConfig,
-    LossMonitor,
-    Model,
-    ModelCheckpoint,
-    TimeMonitor,
-)
+from mindspore.train import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, TimeMonitor
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id
 CONFIG_SHA256 = "fb8e47871e75aeccd06004c76f64ccce9e06ad3797305e4b8f34946fe5f07d00"

@@ -16,16 +16,9 @@ from pathlib import Path
 import mindspore as ms
 import numpy as np
 from mindcv.models import create_model
+from mindspore import Model, nn, ops
 from mindspore import dataset as ds
-from mindspore import nn, ops
-from mindspore.train import (
-    Callback,
-    CheckpointConfig,
-    LossMonitor,
-    Model,
-    ModelCheckpoint,
-    TimeMonitor,
-)
+from mindspore.train import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, TimeMonitor
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id
 CONFIG_SHA256 = "70856135a48e7e930927ccca6daca3705af2d8cf9177d2f0f58f408c931cf563"
