@@ -215,18 +215,23 @@ def test_a_bad_resume_target_is_one_line_and_writes_nothing(write_config, tmp_pa
 
 def test_checkpoints_carry_the_config_and_are_written_by_mindspore(write_config, tmp_path) -> None:
     """MindSpore's save_checkpoint writes <name>.tmp and renames it (atomic), so the scripts write no
-    temporary files of their own; both variants store the config's sha256 and the step."""
+    temporary files of their own; both variants save through ModelCheckpoint with one CheckpointConfig
+    (the native loop calls it as Model does), storing the config's sha256 and the step."""
     config = write_config(PLAIN)
     scripts = generate_both(config, tmp_path / "scripts")
     from mscodegen.config.load import load_config
 
     sha = load_config(config).sha256
-    for variant, script in scripts.items():
-        text = script.read_text()
+    texts = {variant: script.read_text() for variant, script in scripts.items()}
+    for text in texts.values():
         assert f'CONFIG_SHA256 = "{sha}"' in text
         assert '"config_sha256": CONFIG_SHA256' in text and '"step_num"' in text
         assert "os.replace" not in text and ".partial" not in text
-        assert ("ModelCheckpoint(" in text) is (variant == "model")
+        assert "ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config)" in text
+        assert "ms.save_checkpoint(self" not in text  # no hand-made copy of ModelCheckpoint
+    # the same lines, from the info dict to ModelCheckpoint, in both variants
+    blocks = [text.split("info = {")[1].split("ModelCheckpoint(")[0] for text in texts.values()]
+    assert blocks[0] == blocks[1] and "CheckpointConfig(" in blocks[0], blocks
 
 
 def test_no_checkpoint_section_no_resume_and_nothing_written(write_config, tmp_path) -> None:

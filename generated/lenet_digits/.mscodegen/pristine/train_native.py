@@ -18,6 +18,7 @@ import numpy as np
 from mindspore import dataset as ds
 from mindspore import nn, ops
 from mindspore.dataset import vision
+from mindspore.train import CheckpointConfig, ModelCheckpoint, RunContext
 from sklearn.datasets import load_digits
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id
@@ -119,22 +120,10 @@ def evaluate(eval_net, dataset, metrics):
     return {name: metric.eval() for name, metric in metrics.items()}
 
 
-class Checkpoints:
-    """What ModelCheckpoint writes: '<prefix>-<epoch>_<step>.ckpt' with a CRC32, the train step's
-    parameters (weights, optimizer state) and the step, the config's sha256 and the run's id;
-    the newest CHECKPOINT_KEEP_MAX of this run are kept."""
+class CallbackParams(dict):
+    """What Model hands its callbacks (RunContext.original_args()): a dict read as attributes."""
 
-    def __init__(self, directory, train_step):
-        self.directory, self.train_step, self.saved, self.step = directory, train_step, [], None
-
-    def save(self, epoch, step_in_epoch, step):
-        path = self.directory / f"{CHECKPOINT_PREFIX}-{epoch}_{step_in_epoch}.ckpt"
-        info = {"step_num": step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-        ms.save_checkpoint(self.train_step, str(path), append_dict=info, crc_check=True)
-        self.saved.append(path)
-        self.step = step
-        if len(self.saved) > CHECKPOINT_KEEP_MAX:
-            self.saved.pop(0).unlink()
+    __getattr__ = dict.__getitem__
 
 
 def run_folder(output_dir):
@@ -222,9 +211,21 @@ def train(args):
         # the pipeline (its own failure recovery), random transforms included.
         ds.config.set_fast_recovery(False)
         train_dataset.set_init_step(start_step)
-    save = not args.fast_dev_run
-    directory = run_folder(args.output_dir) if save else None
-    checkpoints = Checkpoints(directory, train_step) if save else None
+    checkpoint = None
+    if not args.fast_dev_run:
+        # ModelCheckpoint stores step_num as start_step + the steps it counted in this run
+        info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
+        config = CheckpointConfig(
+            save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
+            keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
+            crc_check=True,
+            append_info=[info],
+        )
+        directory = run_folder(args.output_dir)
+        checkpoint = ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config)
+    # What ModelCheckpoint reads of the loop, set as Model sets it (steps counted from this run's first)
+    cb_params = CallbackParams(train_network=train_step, batch_num=steps_per_epoch)
+    run_context = RunContext(cb_params)
     log = RunLog(args)
     # One iterator for all epochs, as Model uses: a new one per epoch would repeat epoch 1's order.
     batches = train_dataset.create_tuple_iterator(num_epochs=args.epochs)
@@ -243,8 +244,9 @@ def train(args):
             if step % LOG_EVERY_STEPS == 0:
                 print(f"epoch: {epoch} step: {step}, loss is {loss}", flush=True)
             log.step(step, epoch, loss, lr)
-            if checkpoints and step % (CHECKPOINT_EVERY_EPOCHS * steps_per_epoch) == 0:
-                checkpoints.save(epoch, step - (epoch - 1) * steps_per_epoch, step)
+            if checkpoint:
+                cb_params.update(cur_epoch_num=epoch, cur_step_num=step - start_step)
+                checkpoint.on_train_step_end(run_context)
             if step == args.max_steps:
                 break
         print(f"Train epoch time: {(time.time() - epoch_start) * 1000:.3f} ms", flush=True)
@@ -254,8 +256,8 @@ def train(args):
             log.evaluation(epoch, step, results)
         if step == args.max_steps:
             break
-    if checkpoints and checkpoints.step != step:  # as ModelCheckpoint, save when training ends
-        checkpoints.save(epoch, step - (epoch - 1) * steps_per_epoch, step)
+    if checkpoint:  # as Model does, save when training ends
+        checkpoint.on_train_end(run_context)
     if args.save_weights:
         ms.save_checkpoint(network, str(args.save_weights))
 

@@ -227,16 +227,17 @@ def train(args):
         RunLog(args, optimizer, start_step),
     ]
     if not args.fast_dev_run:
+        # ModelCheckpoint stores step_num as start_step + the steps it counted in this run
+        info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
         config = CheckpointConfig(
             save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
             keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
             crc_check=True,
-            append_info=[
-                {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-            ],
+            append_info=[info],
         )
         directory = run_folder(args.output_dir)
-        callbacks.append(ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config))
+        checkpoint = ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config)
+        callbacks.append(checkpoint)
     # After --resume, Model counts steps from 0 again: LossMonitor's step numbers start over.
     model.fit(
         args.epochs,
