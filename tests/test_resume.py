@@ -227,11 +227,12 @@ def test_checkpoints_carry_the_config_and_are_written_by_mindspore(write_config,
         assert f'CONFIG_SHA256 = "{sha}"' in text
         assert '"config_sha256": CONFIG_SHA256' in text and '"step_num"' in text
         assert "os.replace" not in text and ".partial" not in text
-        assert "ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config)" in text
         assert "ms.save_checkpoint(self" not in text  # no hand-made copy of ModelCheckpoint
-    # the same lines, from the info dict to ModelCheckpoint, in both variants
-    blocks = [text.split("info = {")[1].split("ModelCheckpoint(")[0] for text in texts.values()]
-    assert blocks[0] == blocks[1] and "CheckpointConfig(" in blocks[0], blocks
+    # one function, the same in both variants, makes the ModelCheckpoint (the native loop calls it)
+    functions = [text.split("\ndef checkpoint_callback(")[1].split("\n\n\n")[0] for text in texts.values()]
+    assert functions[0] == functions[1], functions
+    assert "CheckpointConfig(" in functions[0] and "return ModelCheckpoint(" in functions[0]
+    assert "checkpoint.on_train_step_end(run_context)" in texts["native"]
 
 
 def test_no_checkpoint_section_no_resume_and_nothing_written(write_config, tmp_path) -> None:

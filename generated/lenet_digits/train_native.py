@@ -126,16 +126,24 @@ class CallbackParams(dict):
     __getattr__ = dict.__getitem__
 
 
-def run_folder(output_dir):
-    """This run's own checkpoint folder, CHECKPOINT_DIR/RUN_ID: runs never overwrite or prune each
-    other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes it, then renames it):
-    those untouched for an hour are removed."""
+def checkpoint_callback(output_dir, start_step, steps_per_epoch):
+    """MindSpore's ModelCheckpoint, writing in this run's own folder, CHECKPOINT_DIR/RUN_ID: runs never
+    overwrite or prune each other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes
+    it, then renames it): those untouched for an hour are removed."""
     directory = output_dir / CHECKPOINT_DIR
     for path in directory.glob("*/*.tmp"):
         if time.time() - path.stat().st_mtime > 3600:
             path.unlink(missing_ok=True)
     (directory / RUN_ID).mkdir(parents=True)
-    return directory / RUN_ID
+    # step_num: start_step + the steps ModelCheckpoint counts in this run (from 0, as Model counts them)
+    info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
+    config = CheckpointConfig(
+        save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
+        keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
+        crc_check=True,
+        append_info=[info],
+    )
+    return ModelCheckpoint(CHECKPOINT_PREFIX, str(directory / RUN_ID), config)
 
 
 INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
@@ -167,9 +175,8 @@ def load_checkpoint(resume, directory, train_network):
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
     step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(
-            train_network, ms.load_checkpoint(str(path)), strict_load=True
-        )
+        saved = ms.load_checkpoint(str(path))
+        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
@@ -213,16 +220,7 @@ def train(args):
         train_dataset.set_init_step(start_step)
     checkpoint = None
     if not args.fast_dev_run:
-        # ModelCheckpoint stores step_num as start_step + the steps it counted in this run
-        info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-        config = CheckpointConfig(
-            save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
-            keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
-            crc_check=True,
-            append_info=[info],
-        )
-        directory = run_folder(args.output_dir)
-        checkpoint = ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config)
+        checkpoint = checkpoint_callback(args.output_dir, start_step, steps_per_epoch)
     # What ModelCheckpoint reads of the loop, set as Model sets it (steps counted from this run's first)
     cb_params = CallbackParams(train_network=train_step, batch_num=steps_per_epoch)
     run_context = RunContext(cb_params)

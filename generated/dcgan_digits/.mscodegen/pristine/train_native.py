@@ -267,9 +267,8 @@ def load_checkpoint(resume, directory, train_network):
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
     step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(
-            train_network, ms.load_checkpoint(str(path)), strict_load=True
-        )
+        saved = ms.load_checkpoint(str(path))
+        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
