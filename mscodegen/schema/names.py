@@ -24,10 +24,10 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "CallbackParams", "CheckLoss", "Checkpoints", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "CallbackParams", "CheckLoss", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
-        "INFO", "init_data_parallel", "is_complete", "run_folder", "load_checkpoint", "load_digits_split", "load_pretrained",
+        "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
         "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
     }
