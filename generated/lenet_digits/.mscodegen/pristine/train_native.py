@@ -121,7 +121,8 @@ def evaluate(eval_net, dataset, metrics):
 
 
 class CallbackParams(dict):
-    """What Model hands its callbacks (RunContext.original_args()): a dict read as attributes."""
+    """What Model hands its callbacks (RunContext.original_args()): a dict read as attributes, like
+    MindSpore's own, which is private (_InternalCallbackParam)."""
 
     __getattr__ = dict.__getitem__
 
@@ -135,7 +136,7 @@ def checkpoint_callback(output_dir, start_step, steps_per_epoch):
         if time.time() - path.stat().st_mtime > 3600:
             path.unlink(missing_ok=True)
     (directory / RUN_ID).mkdir(parents=True)
-    # step_num: start_step + the steps ModelCheckpoint counts in this run (from 0, as Model counts them)
+    # ModelCheckpoint stores step_num + cur_step_num, which counts this run's steps (as under Model)
     info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
     config = CheckpointConfig(
         save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
