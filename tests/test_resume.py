@@ -215,18 +215,24 @@ def test_a_bad_resume_target_is_one_line_and_writes_nothing(write_config, tmp_pa
 
 def test_checkpoints_carry_the_config_and_are_written_by_mindspore(write_config, tmp_path) -> None:
     """MindSpore's save_checkpoint writes <name>.tmp and renames it (atomic), so the scripts write no
-    temporary files of their own; both variants store the config's sha256 and the step."""
+    temporary files of their own; both variants save through ModelCheckpoint with one CheckpointConfig
+    (the native loop calls it as Model does), storing the config's sha256 and the step."""
     config = write_config(PLAIN)
     scripts = generate_both(config, tmp_path / "scripts")
     from mscodegen.config.load import load_config
 
     sha = load_config(config).sha256
-    for variant, script in scripts.items():
-        text = script.read_text()
+    texts = {variant: script.read_text() for variant, script in scripts.items()}
+    for text in texts.values():
         assert f'CONFIG_SHA256 = "{sha}"' in text
         assert '"config_sha256": CONFIG_SHA256' in text and '"step_num"' in text
         assert "os.replace" not in text and ".partial" not in text
-        assert ("ModelCheckpoint(" in text) is (variant == "model")
+        assert "ms.save_checkpoint(self" not in text  # no hand-made copy of ModelCheckpoint
+    # one function, the same in both variants, makes the ModelCheckpoint (the native loop calls it)
+    functions = [text.split("\ndef checkpoint_callback(")[1].split("\n\n\n")[0] for text in texts.values()]
+    assert functions[0] == functions[1], functions
+    assert "CheckpointConfig(" in functions[0] and "return ModelCheckpoint(" in functions[0]
+    assert "checkpoint.on_train_step_end(run_context)" in texts["native"]
 
 
 def test_no_checkpoint_section_no_resume_and_nothing_written(write_config, tmp_path) -> None:

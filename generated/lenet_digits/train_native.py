@@ -17,6 +17,7 @@ import numpy as np
 from mindspore import dataset as ds
 from mindspore import nn, ops
 from mindspore.dataset import vision
+from mindspore.train import CheckpointConfig, ModelCheckpoint, RunContext
 from sklearn.datasets import load_digits
 
 # checkpoints carry the config's hash (--resume takes only its own) and the run's id
@@ -118,34 +119,31 @@ def evaluate(eval_net, dataset, metrics):
     return {name: metric.eval() for name, metric in metrics.items()}
 
 
-class Checkpoints:
-    """What ModelCheckpoint writes: '<prefix>-<epoch>_<step>.ckpt' with a CRC32, the train step's
-    parameters (weights, optimizer state) and the step, the config's sha256 and the run's id;
-    the newest CHECKPOINT_KEEP_MAX of this run are kept."""
+class CallbackParams(dict):
+    """What Model hands its callbacks (RunContext.original_args()): a dict read as attributes, like
+    MindSpore's own, which is private (_InternalCallbackParam)."""
 
-    def __init__(self, directory, train_step):
-        self.directory, self.train_step, self.saved, self.step = directory, train_step, [], None
-
-    def save(self, epoch, step_in_epoch, step):
-        path = self.directory / f"{CHECKPOINT_PREFIX}-{epoch}_{step_in_epoch}.ckpt"
-        info = {"step_num": step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-        ms.save_checkpoint(self.train_step, str(path), append_dict=info, crc_check=True)
-        self.saved.append(path)
-        self.step = step
-        if len(self.saved) > CHECKPOINT_KEEP_MAX:
-            self.saved.pop(0).unlink()
+    __getattr__ = dict.__getitem__
 
 
-def run_folder(output_dir):
-    """This run's own checkpoint folder, CHECKPOINT_DIR/RUN_ID: runs never overwrite or prune each
-    other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes it, then renames it):
-    those untouched for an hour are removed."""
+def checkpoint_callback(output_dir, start_step, steps_per_epoch):
+    """MindSpore's ModelCheckpoint, writing in this run's own folder, CHECKPOINT_DIR/RUN_ID: runs never
+    overwrite or prune each other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes
+    it, then renames it): those untouched for an hour are removed."""
     directory = output_dir / CHECKPOINT_DIR
     for path in directory.glob("*/*.tmp"):
         if time.time() - path.stat().st_mtime > 3600:
             path.unlink(missing_ok=True)
     (directory / RUN_ID).mkdir(parents=True)
-    return directory / RUN_ID
+    # ModelCheckpoint stores step_num + cur_step_num, which counts this run's steps (as under Model)
+    info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
+    config = CheckpointConfig(
+        save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
+        keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
+        crc_check=True,
+        append_info=[info],
+    )
+    return ModelCheckpoint(CHECKPOINT_PREFIX, str(directory / RUN_ID), config)
 
 
 INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
@@ -177,9 +175,8 @@ def load_checkpoint(resume, directory, train_network):
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
     step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(
-            train_network, ms.load_checkpoint(str(path)), strict_load=True
-        )
+        saved = ms.load_checkpoint(str(path))
+        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
@@ -221,9 +218,12 @@ def train(args):
         # the pipeline (its own failure recovery), random transforms included.
         ds.config.set_fast_recovery(False)
         train_dataset.set_init_step(start_step)
-    save = not args.fast_dev_run
-    directory = run_folder(args.output_dir) if save else None
-    checkpoints = Checkpoints(directory, train_step) if save else None
+    checkpoint = None
+    if not args.fast_dev_run:
+        checkpoint = checkpoint_callback(args.output_dir, start_step, steps_per_epoch)
+    # What ModelCheckpoint reads of the loop, set as Model sets it (steps counted from this run's first)
+    cb_params = CallbackParams(train_network=train_step, batch_num=steps_per_epoch)
+    run_context = RunContext(cb_params)
     # One iterator for all epochs, as Model uses: a new one per epoch would repeat epoch 1's order.
     batches = train_dataset.create_tuple_iterator(num_epochs=args.epochs)
     step = start_step
@@ -237,8 +237,9 @@ def train(args):
                 sys.exit(f"error: step {step}: loss {loss}; lower optimizer.lr or set grad.clip")
             if step % LOG_EVERY_STEPS == 0:  # LossMonitor's line
                 print(f"epoch: {epoch} step: {step_in_epoch}, loss is {float(loss)}", flush=True)
-            if checkpoints and step % (CHECKPOINT_EVERY_EPOCHS * steps_per_epoch) == 0:
-                checkpoints.save(epoch, step - (epoch - 1) * steps_per_epoch, step)
+            if checkpoint:
+                cb_params.update(cur_epoch_num=epoch, cur_step_num=step - start_step)
+                checkpoint.on_train_step_end(run_context)
             if step == args.max_steps:
                 break
         if epoch in eval_epochs:
@@ -249,8 +250,8 @@ def train(args):
         print(f"Train epoch time: {elapsed:5.3f} ms, per step time: {per_step:5.3f} ms", flush=True)
         if step == args.max_steps:
             break
-    if checkpoints and checkpoints.step != step:  # as ModelCheckpoint, save when training ends
-        checkpoints.save(epoch, step - (epoch - 1) * steps_per_epoch, step)
+    if checkpoint:  # as Model does, save when training ends
+        checkpoint.on_train_end(run_context)
     if args.save_weights:
         args.save_weights.parent.mkdir(parents=True, exist_ok=True)
         ms.save_checkpoint(network, str(args.save_weights))

@@ -512,6 +512,8 @@ def _imports(
             imports.names("mindspore.train", "TimeMonitor")
         if model.form == "network" and s.step.fixed_sens:
             imports.names("mindspore.amp", "FixedLossScaleManager")
-        if s.checkpoint is not None:
-            imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
+    if s.checkpoint is not None:  # both variants save through ModelCheckpoint
+        imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
+        if model is None:  # the native loop calls it as Model would
+            imports.names("mindspore.train", "RunContext")
     return tuple(imports.lines())

@@ -439,8 +439,10 @@ def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
         imports.names("mindspore.train", "Callback")
         if s.time_monitor:
             imports.names("mindspore.train", "TimeMonitor")
-        if s.checkpoint is not None:
-            imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
+    if s.checkpoint is not None:  # both variants save through ModelCheckpoint
+        imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
+        if variant == "native":  # the loop calls it as Model would
+            imports.names("mindspore.train", "RunContext")
     lines = imports.lines()
     split = lines.index("")  # os is imported: the setting sits between the standard library and MindSpore
     return (*lines[:split], "", *ONEDNN_LINES, "", *lines[split + 1 :])

@@ -15,7 +15,7 @@ import builtins
 SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
-        "ModelCheckpoint", "Path", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
+        "ModelCheckpoint", "Path", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
     }
@@ -24,10 +24,10 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
-        "INFO", "init_data_parallel", "is_complete", "run_folder", "load_checkpoint", "load_digits_split", "load_pretrained",
+        "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
         "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
     }
@@ -54,7 +54,7 @@ SCRIPT_CONSTANTS = frozenset(
 HOST_LOCALS = frozenset(
     {
         "_", "__file__", "accum", "anneal", "args", "average", "batch_size", "batches", "callbacks",
-        "cb_params", "cell", "checkpoints", "config", "dataset", "decay", "decay_steps", "digits",
+        "cb_params", "cell", "checkpoint", "checkpoints", "config", "dataset", "decay", "decay_steps", "digits",
         "directory", "done", "drop_remainder", "early_stop", "ema", "entry", "epoch", "epoch_start",
         "error", "eval_dataset", "eval_epochs", "eval_net", "finite", "first_test", "frozen", "grad",
         "grads", "group", "group_size", "groups", "held", "image_ops", "image_shape", "images",

@@ -124,16 +124,24 @@ class EarlyStop(Callback):
             run_context.request_stop()
 
 
-def run_folder(output_dir):
-    """This run's own checkpoint folder, CHECKPOINT_DIR/RUN_ID: runs never overwrite or prune each
-    other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes it, then renames it):
-    those untouched for an hour are removed."""
+def checkpoint_callback(output_dir, start_step, steps_per_epoch):
+    """MindSpore's ModelCheckpoint, writing in this run's own folder, CHECKPOINT_DIR/RUN_ID: runs never
+    overwrite or prune each other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes
+    it, then renames it): those untouched for an hour are removed."""
     directory = output_dir / CHECKPOINT_DIR
     for path in directory.glob("*/*.tmp"):
         if time.time() - path.stat().st_mtime > 3600:
             path.unlink(missing_ok=True)
     (directory / RUN_ID).mkdir(parents=True)
-    return directory / RUN_ID
+    # ModelCheckpoint stores step_num + cur_step_num, which counts this run's steps (as under Model)
+    info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
+    config = CheckpointConfig(
+        save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
+        keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
+        crc_check=True,
+        append_info=[info],
+    )
+    return ModelCheckpoint(CHECKPOINT_PREFIX, str(directory / RUN_ID), config)
 
 
 INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
@@ -165,9 +173,8 @@ def load_checkpoint(resume, directory, train_network):
         sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
     step, _, path, info = max(found, key=lambda entry: entry[:2])
     try:
-        missing, _ = ms.load_param_into_net(
-            train_network, ms.load_checkpoint(str(path)), strict_load=True
-        )
+        saved = ms.load_checkpoint(str(path))
+        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
     except (RuntimeError, ValueError) as error:
         sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
     if missing:
@@ -229,16 +236,7 @@ def train(args):
         EarlyStop(),
     ]
     if not args.fast_dev_run:
-        config = CheckpointConfig(
-            save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
-            keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
-            crc_check=True,
-            append_info=[
-                {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-            ],
-        )
-        directory = run_folder(args.output_dir)
-        callbacks.append(ModelCheckpoint(CHECKPOINT_PREFIX, str(directory), config))
+        callbacks.append(checkpoint_callback(args.output_dir, start_step, steps_per_epoch))
     # After --resume, Model counts steps from 0 again: LossMonitor's step numbers start over.
     model.fit(
         args.epochs,
