@@ -49,7 +49,7 @@ def test_diabetes_csv_example_losses_and_final_weights_are_identical(tmp_path: P
 # Imports each generated script (without running train()) and lists what its dataset functions yield,
 # unbatched, with the rows of examples/diabetes_data.py's factory for comparison.
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, inspect, json, sys
 import numpy as np
 
 def rows(dataset):
@@ -65,7 +65,10 @@ for name, path in json.loads(sys.argv[1]).items():
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    found[name] = {split: rows(getattr(module, f"create_{split}_dataset")()) for split in ("train", "eval")}
+    make = {split: getattr(module, f"create_{split}_dataset") for split in ("train", "eval")}
+    # a function reading files takes the folder first (the scripts pass --data-dir)
+    args = {s: [module.DATA_DIR] if "data_dir" in inspect.signature(f).parameters else [] for s, f in make.items()}
+    found[name] = {split: rows(make[split](*args[split])) for split in make}
 sys.path.insert(0, sys.argv[2])
 from diabetes_data import diabetes
 found["factory"] = {split: rows(diabetes(split).batch(64)) for split in ("train", "test")}

@@ -120,18 +120,20 @@ def test_readme_commands_in_a_fresh_clone(clone, tmp_path):
     assert proc.returncode == 0, _explain(proc)
     assert proc.stdout.splitlines() == [f"{e}: ok" for e in examples]
 
-    # A short training run of the generated Model-API script, from its own directory.
-    loss_log = tmp_path / "loss.jsonl"
+    # A short training run of the generated Model-API script, from its own directory, recorded from outside.
+    logs = tmp_path / "logs"
     proc = _run(
         [
-            str(BIN / "python"),
+            "mscodegen",
+            "record",
             "train_model.py",
+            "--logs",
+            str(logs),
+            "--",
             "--max-steps",
             "5",
             "--epochs",
             "1",
-            "--loss-log",
-            str(loss_log),
             "--output-dir",
             str(tmp_path / "outputs"),
         ],
@@ -140,7 +142,7 @@ def test_readme_commands_in_a_fresh_clone(clone, tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, _explain(proc)
-    steps = [json.loads(line) for line in loss_log.read_text().splitlines()]
+    steps = [json.loads(line) for line in (logs / "loss.jsonl").read_text().splitlines()]
     assert [s["step"] for s in steps] == [1, 2, 3, 4, 5]
     assert all(math.isfinite(s["loss"]) for s in steps), steps
     # The script wrote nothing into generated/ (outputs went to --output-dir).

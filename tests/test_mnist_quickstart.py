@@ -65,7 +65,7 @@ spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 ms.set_seed(mod.SEED)  # what train() does before it makes the datasets
-ours = batches(mod.create_dataset("train"))
+ours = batches(mod.create_dataset(mod.DATA_DIR, "train"))
 ms.set_seed(mod.SEED)
 theirs = batches(create_dataset(sys.argv[2]))
 print(json.dumps({

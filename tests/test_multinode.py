@@ -27,6 +27,7 @@ import pytest
 from mscodegen.cli import main
 from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import _descendants, child_env, free_port
+from mscodegen.run.observer import observed_env
 from mscodegen.run.parity import RunResult, generate_both
 
 from conftest import DP, MSRUN_TIMEOUT, write_yaml
@@ -215,10 +216,10 @@ def test_two_machines_train_as_one(
     for node in (0, 1):
         workdir = tmp_path / f"node{node}"  # each machine its own directory
         workdir.mkdir()
-        env = child_env(workdir / "msrun_log", port=8118)  # 8118 is free in a new namespace
+        # 8118 is free in a new namespace; each rank's records come from outside (parity's observer)
+        env = child_env(workdir / "msrun_log", port=8118, base=observed_env(scripts["native"], workdir))
         env.update(NNODES="2", NODE_RANK=str(node), MASTER_ADDR=ADDRESS[0])
         cmd = ["ip", "netns", "exec", two_hosts[node], "bash", str(launch), str(scripts["native"])]
-        cmd += ["--loss-log", str(workdir / "loss.jsonl")]
         with open(workdir / "launcher.out", "w") as out:
             procs[node] = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
     codes = _wait_all(procs, MSRUN_TIMEOUT)

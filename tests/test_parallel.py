@@ -114,7 +114,7 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.splitlines()
 
-    default = argv("--epochs", "1", "--loss-log", "a b.jsonl")
+    default = argv("--epochs", "1", "--data-dir", "a b")
     assert default[:8] == [  # one machine: NNODES, NODE_RANK, MASTER_ADDR unset
         "--worker_num=2",
         "--local_worker_num=2",
@@ -125,7 +125,7 @@ def test_launch_script_passes_script_and_arguments_to_msrun(tmp_path: Path) -> N
         "--join=True",
         "--cluster_time_out=120",
     ]
-    assert default[8:] == [str(out / "train_model.py"), "--epochs", "1", "--loss-log", "a b.jsonl"]
+    assert default[8:] == [str(out / "train_model.py"), "--epochs", "1", "--data-dir", "a b"]
     assert argv("train_native.py", "--max-steps", "3")[8:] == [
         str(out / "train_native.py"),
         "--max-steps",
@@ -215,18 +215,18 @@ def test_model_and_native_data_parallel_identical_per_rank(dp_runs: dict[str, Ru
 def test_model_custom_cell_reduces_gradients_too(dp_runs: dict[str, RunResult]) -> None:
     custom, native = dp_runs["model_custom_cell"], dp_runs["native"]
     assert len(custom.steps) == 6
-    assert step_differences(custom.steps, native.ranks[0]) == []  # per_rank_logs false: rank 0's log
+    assert step_differences(custom.steps, native.ranks[0]) == []  # rank 0's records stand for the run
 
 
 @pytest.mark.slow
-def test_log_files_per_rank_or_rank0_only(dp_runs: dict[str, RunResult]) -> None:
-    for key in ("model", "native"):  # parallel.per_rank_logs true
+def test_every_rank_is_recorded_and_rank0_writes_the_checkpoints(dp_runs: dict[str, RunResult]) -> None:
+    """The observer records each rank (parallel.per_rank_logs, true or false, has no effect)."""
+    for key in ("model", "native", "model_custom_cell"):
         workdir = dp_runs[key].output_dir.parent
         names = sorted(p.name for p in rank_logs(workdir / "loss.jsonl").values())
         assert names == ["loss.rank0.jsonl", "loss.rank1.jsonl"]
         assert not (workdir / "loss.jsonl").exists()
-    workdir = dp_runs["model_custom_cell"].output_dir.parent  # default: rank 0 only
-    assert (workdir / "loss.jsonl").exists() and rank_logs(workdir / "loss.jsonl") == {}
+    workdir = dp_runs["model_custom_cell"].output_dir.parent
     assert [p.name for p in (workdir / "output" / "checkpoints").glob("*/*.ckpt")] == ["dp-1_6.ckpt"]
 
 

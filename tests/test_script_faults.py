@@ -86,7 +86,7 @@ def test_environment_faults_are_one_line(scripts: dict[str, Path], tmp_path: Pat
         if case == "data":
             assert proc.returncode == 2, proc.stderr[-3000:]
             last = proc.stderr.strip().splitlines()[-1]
-            assert "no data folder" in last and str(moved.parent / "data") in last and "--data-dir" in last, (
+            assert "no data folder" in last and str(moved / "../data") in last and "--data-dir" in last, (
                 last
             )
             continue
@@ -175,9 +175,11 @@ def test_gan_scripts_have_the_same_guards(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_gan_environment_faults_are_one_line(tmp_path: Path) -> None:
     scripts = generate_both(GAN_EXAMPLE, tmp_path / "scripts")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
     cases = {
         "device": (("--device", "GPU"), ("--device GPU", "--device CPU")),
-        "loss_log": (("--loss-log", str(tmp_path)), ("Is a directory", str(tmp_path))),
+        "output_dir": (("--output-dir", str(a_file)), ("Not a directory", str(a_file))),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {

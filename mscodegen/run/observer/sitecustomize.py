@@ -32,14 +32,15 @@ from typing import Any
 
 
 def _observe(directory: str) -> None:
-    import ast
     import contextlib
     import json
 
     from mindspore import nn
     from mindspore.dataset import Dataset
 
-    state: dict[str, Any] = {"step": 0, "steps_per_epoch": None, "dataset": None, "suffix": None, "cells": 0}
+    # what a metrics dict's repr holds besides literals: per-class arrays (numpy prints 8 digits), nan
+    READABLE = {"array": lambda values, dtype=None: values, "nan": float("nan"), "inf": float("inf")}
+    state: dict[str, Any] = {"step": 0, "steps_per_epoch": None, "dataset": None, "suffix": None, "cells": 0, "records": 0}
     optimizers: list[Any] = []  # every optimizer made, for the GAN records
 
     def write(name: str, record: dict[str, Any]) -> None:
@@ -52,6 +53,7 @@ def _observe(directory: str) -> None:
                     state["suffix"] = f".rank{get_rank()}"
             except (RuntimeError, ValueError):
                 pass
+        state["records"] += 1
         path = os.path.join(directory, f"{name}{state['suffix']}.jsonl")
         with open(path, "a", encoding="utf-8") as log:  # parity removes an older run's first
             print(json.dumps(record), file=log)
@@ -110,7 +112,7 @@ def _observe(directory: str) -> None:
 
     def remember(create: Any) -> Any:
         def create_iterator(dataset: Any, *args: Any, **kwargs: Any) -> Any:
-            if state["step"] == 0:  # the last one made before the first step is the training data
+            if not state["records"]:  # the last one made before the first step is the training data
                 state["dataset"] = dataset
             return create(dataset, *args, **kwargs)
 
@@ -141,8 +143,8 @@ def _observe(directory: str) -> None:
                 if line.startswith("Eval result: epoch "):
                     number, _, printed = line[len("Eval result: epoch ") :].partition(", metrics: ")
                     metrics: Any = printed  # compared as printed unless Python can read it
-                    with contextlib.suppress(ValueError, SyntaxError):
-                        metrics = ast.literal_eval(printed)
+                    with contextlib.suppress(Exception):  # numpy's repr: array([...]), nan
+                        metrics = eval(printed, {"__builtins__": {}}, READABLE)  # noqa: S307
                     write("eval", {"epoch": int(number), "step": state["step"], "metrics": metrics})
             return int(self.stream.write(text))
 
