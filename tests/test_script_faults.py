@@ -86,9 +86,7 @@ def test_environment_faults_are_one_line(scripts: dict[str, Path], tmp_path: Pat
         if case == "data":
             assert proc.returncode == 2, proc.stderr[-3000:]
             last = proc.stderr.strip().splitlines()[-1]
-            assert "no data folder" in last and str(moved / "../data") in last and "--data-dir" in last, (
-                last
-            )
+            assert "no data folder" in last and str(moved / "../data") in last and "--data-dir" in last, last
             continue
         assert proc.returncode == 1, (variant, case, proc.stderr[-3000:])
         _one_line_error(proc, *cases[case][1])

@@ -66,7 +66,11 @@ def test_wheel_init_new_train_outside_the_repository(tmp_path):
     _run(["mscodegen", "init", "quickstart", "my.yaml"], work, env)
     _run(["mscodegen", "new", "my.yaml"], work, env)
     # recorded from outside the script: the wheel ships the observer
-    _run(["mscodegen", "record", "generated/my/train_model.py", "--logs", "logs", "--", "--max-steps", "5"], work, env)
+    _run(
+        ["mscodegen", "record", "generated/my/train_model.py", "--logs", "logs", "--", "--max-steps", "5"],
+        work,
+        env,
+    )
     steps = [json.loads(line) for line in (work / "logs" / "loss.jsonl").read_text().splitlines()]
     assert [s["step"] for s in steps] == [1, 2, 3, 4, 5]
     assert all(s["loss"] > 0 for s in steps)

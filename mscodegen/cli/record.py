@@ -30,7 +30,9 @@ def add(sub: SubParsers) -> None:
     )
     record.add_argument("script", type=Path, help="a train_model.py or train_native.py")
     record.add_argument("--logs", type=Path, required=True, help="folder for loss.jsonl and eval.jsonl")
-    record.add_argument("script_args", nargs="*", help="after --: the script's own options, e.g. -- --epochs 2")
+    record.add_argument(
+        "script_args", nargs="*", help="after --: the script's own options, e.g. -- --epochs 2"
+    )
     record.set_defaults(func=run)
 
 
@@ -53,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_CONFIG
     env = observed_env(script, args.logs.resolve())
-    returncode = subprocess.run([sys.executable, str(script), *args.script_args], env=env, check=False).returncode
+    returncode = subprocess.run(
+        [sys.executable, str(script), *args.script_args], env=env, check=False
+    ).returncode
     written = sorted(p.name for p in args.logs.glob("*.jsonl"))
     print(f"records in {args.logs}: {', '.join(written) or 'none (no step was trained)'}", file=sys.stderr)
     return returncode

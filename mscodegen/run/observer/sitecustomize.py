@@ -40,7 +40,14 @@ def _observe(directory: str) -> None:
 
     # what a metrics dict's repr holds besides literals: per-class arrays (numpy prints 8 digits), nan
     READABLE = {"array": lambda values, dtype=None: values, "nan": float("nan"), "inf": float("inf")}
-    state: dict[str, Any] = {"step": 0, "steps_per_epoch": None, "dataset": None, "suffix": None, "cells": 0, "records": 0}
+    state: dict[str, Any] = {
+        "step": 0,
+        "steps_per_epoch": None,
+        "dataset": None,
+        "suffix": None,
+        "cells": 0,
+        "records": 0,
+    }
     optimizers: list[Any] = []  # every optimizer made, for the GAN records
 
     def write(name: str, record: dict[str, Any]) -> None:
