@@ -255,8 +255,7 @@ def train(args):
         if done or (args.max_steps is not None and start_step >= args.max_steps):
             print(f"nothing to train: the checkpoint is at step {start_step}", flush=True)
             return
-        # The data from that step on, as the run that wrote the checkpoint saw it: MindSpore replays
-        # the pipeline (its own failure recovery), random transforms included.
+        # the data from that step on, as that run saw it: MindSpore replays the pipeline, random ops too
         ds.config.set_fast_recovery(False)
         train_dataset.set_init_step(start_step)
     checkpoint = None
