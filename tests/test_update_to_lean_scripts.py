@@ -1,4 +1,5 @@
-"""`update` from the long scripts of mscodegen before issue 20 to the lean ones keeps every edit.
+"""`update` from older generated scripts to today's keeps every edit: the long ones before issue 20,
+and those that still held the parity harness before issue 29.
 
 tests/data/lenet_digits_long/ is generated/lenet_digits as committed before the lean templates (scripts,
 pristine copies, lock). An edit on a line both versions have is merged in; an edit inside code the lean
@@ -69,3 +70,42 @@ def test_an_edit_in_code_the_lean_script_dropped_is_a_conflict_and_nothing_is_lo
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_the_test_data_is_the_long_version(name: str) -> None:
     assert len((LONG / name).read_text(encoding="utf-8").splitlines()) > 500
+
+
+# tests/data/lenet_digits_with_harness/ is generated/lenet_digits as committed before issue 29 (the scripts
+# still held RunLog, --loss-log and --eval-log): a user with those scripts moves over with `update`.
+WITH_HARNESS = REPO / "tests" / "data" / "lenet_digits_with_harness"
+MIN_LR_EDIT = ("MIN_LR = 0.001  # lr_schedule.min_lr", "MIN_LR = 0.002  # lr_schedule.min_lr (tuned by hand)")
+RUN_LOG_EDIT = ('"""--loss-log and --eval-log: a JSON object per line."""', '"""My logs."""')
+
+
+def test_update_from_scripts_with_the_parity_harness_keeps_edits_and_drops_the_harness(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    out = tmp_path / "gen"
+    shutil.copytree(WITH_HARNESS, out)
+    for name in SCRIPTS:
+        text = (out / name).read_text(encoding="utf-8")
+        (out / name).write_text(
+            text.replace(MIN_LR_EDIT[0], MIN_LR_EDIT[1]).replace(*NET_EDIT), encoding="utf-8"
+        )
+    monkeypatch.chdir(REPO)
+    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 0, capsys.readouterr().err
+    for name in SCRIPTS:
+        text = (out / name).read_text(encoding="utf-8")
+        fresh = (REPO / "generated" / "lenet_digits" / name).read_text(encoding="utf-8")
+        assert text == fresh.replace(*MIN_LR_EDIT).replace(*NET_EDIT)
+        assert "RunLog" not in text and "--loss-log" not in text
+
+
+def test_an_edit_of_the_old_harness_is_a_conflict_and_kept(tmp_path, monkeypatch, capsys) -> None:
+    out = tmp_path / "gen"
+    shutil.copytree(WITH_HARNESS, out)
+    native = out / "train_native.py"
+    edited = native.read_text(encoding="utf-8").replace(*RUN_LOG_EDIT)
+    native.write_text(edited, encoding="utf-8")
+    monkeypatch.chdir(REPO)
+    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 1
+    assert "train_native.py" in capsys.readouterr().err
+    assert (out / "train_native.py.orig").read_text(encoding="utf-8") == edited  # nothing lost
+    assert "<<<<<<<" in native.read_text(encoding="utf-8")
