@@ -7,6 +7,7 @@ import fcntl
 import json
 import math
 import os
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -274,3 +275,16 @@ def _unmarked_tests_do_not_import_mindspore(request: pytest.FixtureRequest):
     yield
     if not before and "mindspore" in sys.modules and request.node.get_closest_marker("slow") is None:
         pytest.fail("this test imports MindSpore: mark it @pytest.mark.slow", pytrace=False)
+
+
+def run_plain(script: Path, *args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python SCRIPT ARGS` in cwd (made if missing), its output captured: a script as a user runs it."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

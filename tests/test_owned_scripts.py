@@ -11,8 +11,6 @@ import json
 import math
 import re
 import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import pytest
 
 from mscodegen.cli import main
 
-from conftest import REPO
+from conftest import REPO, run_plain
 
 SCRIPTS = sorted((REPO / "generated").glob("*/train_*.py"))
 GAN = {"dcgan_digits"}  # its two losses are still logged by the scripts (--loss-log): see CHANGELOG
@@ -71,18 +69,6 @@ def test_scripts_that_read_files_take_data_dir(script: Path) -> None:
         assert "--data-dir" not in text
 
 
-def _run(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 def test_a_copied_quick_start_runs_with_data_dir_and_both_consoles_match(tmp_path: Path) -> None:
     copied = tmp_path / "elsewhere"
@@ -95,10 +81,12 @@ def test_a_copied_quick_start_runs_with_data_dir_and_both_consoles_match(tmp_pat
         for variant in ("model", "native"):
             script = copied / f"train_{variant}.py"
             jobs[variant, "steps"] = pool.submit(
-                _run, script, *data, "--max-steps", "10", cwd=tmp_path / variant
+                run_plain, script, *data, "--max-steps", "10", cwd=tmp_path / variant
             )
-            jobs[variant, "fast"] = pool.submit(_run, script, *data, "--fast-dev-run", cwd=tmp_path / variant)
-            jobs[variant, "nodata"] = pool.submit(_run, script, "--fast-dev-run", cwd=tmp_path / variant)
+            jobs[variant, "fast"] = pool.submit(
+                run_plain, script, *data, "--fast-dev-run", cwd=tmp_path / variant
+            )
+            jobs[variant, "nodata"] = pool.submit(run_plain, script, "--fast-dev-run", cwd=tmp_path / variant)
     done = {key: job.result() for key, job in jobs.items()}
     for (variant, case), proc in done.items():
         if case == "nodata":  # the config's folder is not beside the copy: refused before MindSpore starts
@@ -119,7 +107,7 @@ def test_epoch_time_lines_are_the_only_difference_of_a_long_console(tmp_path: Pa
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
             v: pool.submit(
-                _run,
+                run_plain,
                 folder / f"train_{v}.py",
                 "--epochs",
                 "2",

@@ -20,7 +20,7 @@ import pytest
 from mscodegen.run.parity import generate_both, run_script
 from mscodegen.run.resume_parity import run_resume_parity
 
-from conftest import TINY
+from conftest import TINY, run_plain
 
 # 48 samples / batch 8 = 6 steps per epoch, shuffled (data.train's default), 3 epochs = 18 steps.
 # Adam (moments), a cosine LR list (its position is global_step), dynamic loss scaling growing every
@@ -71,18 +71,6 @@ def _stop_and_resume(script: Path, root: Path, stop_at: int) -> tuple[list, list
         str(root / "r.ckpt"),
     )
     return whole.steps, stopped.steps, resumed.steps, root / "whole.ckpt", root / "r.ckpt"
-
-
-def _run_raw(script: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.mark.slow
@@ -185,7 +173,7 @@ def test_checkpoint_from_another_config_is_refused(other, write_config, tmp_path
     second = generate_both(write_config({**PLAIN, **other}, name="second"), tmp_path / "second")
     for variant, script in second.items():
         for resume, message in (("latest", "no checkpoint of this config"), (str(saved), "another config")):
-            proc = _run_raw(script, "--output-dir", str(out), "--resume", resume, cwd=tmp_path / variant)
+            proc = run_plain(script, "--output-dir", str(out), "--resume", resume, cwd=tmp_path / variant)
             assert proc.returncode == 1, proc.stderr[-2000:]
             lines = proc.stderr.strip().splitlines()
             assert lines[-1].startswith("error: --resume") and message in lines[-1], lines[-3:]
@@ -200,7 +188,7 @@ def test_a_bad_resume_target_is_one_line_and_writes_nothing(write_config, tmp_pa
     for variant, script in scripts.items():
         out = tmp_path / variant / "out"
         for target in (str(tmp_path), str(empty), str(tmp_path / "missing.ckpt"), "latest"):
-            proc = _run_raw(script, "--output-dir", str(out), "--resume", target, cwd=tmp_path / variant)
+            proc = run_plain(script, "--output-dir", str(out), "--resume", target, cwd=tmp_path / variant)
             assert proc.returncode == 1, (target, proc.stderr[-2000:])
             assert "Traceback" not in proc.stderr, (target, proc.stderr[-2000:])
             last = proc.stderr.strip().splitlines()[-1]
