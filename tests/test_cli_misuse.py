@@ -152,7 +152,7 @@ def test_plot_on_a_binary_file_is_one_line(tmp_path: Path, capsys) -> None:
     log = tmp_path / "model.ckpt"
     log.write_bytes(b"\x00\x01\xff\xfe" * 100)
     assert main(["plot", str(log), "-o", str(tmp_path / "x.png")]) == 2
-    assert one_error(capsys) == f"error: {log}:1: byte 0xff is not UTF-8: not a --loss-log/--eval-log file"
+    assert one_error(capsys) == f"error: {log}:1: byte 0xff is not UTF-8: not a loss.jsonl/eval.jsonl record"
     text = tmp_path / "notes.txt"
     text.write_text("hello\n")
     assert main(["plot", str(text), "-o", str(tmp_path / "x.png")]) == 2

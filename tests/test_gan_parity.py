@@ -78,7 +78,8 @@ def test_resume_equals_uninterrupted_with_a_loss_scale_per_network(tmp_path: Pat
         ]
         for variant in ("model", "native")
     }
-    assert len(logs["model"]) == 8 and {"d_loss_scale", "g_loss_scale", "d_overflow"} <= set(logs["model"][0])
+    # the scales as each variant prints them in its loss line (an overflow shows as a halved scale)
+    assert len(logs["model"]) == 8 and {"d_loss_scale", "g_loss_scale"} <= set(logs["model"][0])
     assert step_differences(logs["model"], logs["native"]) == []
     assert compare_checkpoints(keep / "model" / "whole.ckpt", keep / "native" / "whole.ckpt") == []
 
