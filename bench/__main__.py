@@ -150,7 +150,14 @@ def wait_for_idle(max_load: float, max_wait: float) -> float:
 
 
 def run_worker(
-    kind: str, script: Path, steps: int, cwd: Path, timeout: float, *, profile: bool = False
+    kind: str,
+    script: Path,
+    steps: int,
+    cwd: Path,
+    timeout: float,
+    *,
+    profile: bool = False,
+    data_dir: Path | None = None,
 ) -> dict:
     """One `python -m bench.worker` process, run in `cwd` (where a script writes what it writes)."""
     cwd.mkdir(parents=True, exist_ok=True)
@@ -158,6 +165,8 @@ def run_worker(
     log = cwd / f"{kind}.log"
     start = time.perf_counter()
     extra = ["--profile"] if profile else []
+    if data_dir is not None:  # given to the script only if it has --data-dir (bench/worker.py)
+        extra += ["--data-dir", str(data_dir)]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -183,13 +192,15 @@ def run_worker(
     return result
 
 
-def measured_run(kind: str, script: Path, steps: int, cwd: Path, opts: argparse.Namespace) -> dict:
+def measured_run(
+    kind: str, script: Path, steps: int, cwd: Path, opts: argparse.Namespace, data_dir: Path | None = None
+) -> dict:
     """One worker run, started only on an idle machine; a run started above --max-load is discarded
     and rerun (up to --retries times), so a busy neighbour cannot pass for a slow variant."""
     discarded = []
     for _ in range(opts.retries + 1):
         load = wait_for_idle(opts.max_load, opts.max_wait)
-        result = run_worker(kind, script, steps, cwd, opts.timeout)
+        result = run_worker(kind, script, steps, cwd, opts.timeout, data_dir=data_dir)
         result["loadavg_1min_before"] = load
         if load <= opts.max_load or "error" in result:
             break
@@ -283,7 +294,12 @@ def _generate(config: Path, out_dir: Path) -> None:
 
 
 def _bench_row(
-    name: str, scripts: dict[str, Path], cwd: Path, opts: argparse.Namespace, **info: object
+    name: str,
+    scripts: dict[str, Path],
+    cwd: Path,
+    opts: argparse.Namespace,
+    data_dir: Path | None = None,
+    **info: object,
 ) -> dict:
     """One row: every kind of `scripts` run --rounds times, interleaved, the order reversed every
     other round (f, m, n, n, m, f, ...) so that a steady drift of the machine's speed does not
@@ -296,7 +312,7 @@ def _bench_row(
         results = {}
         for kind in kinds if i % 2 == 0 else kinds[::-1]:
             print(f"  {name:20} round {i + 1}/{rounds_n} {kind:9} {steps} steps ...", end="", flush=True)
-            r = measured_run(kind, scripts[kind], steps, cwd, opts)
+            r = measured_run(kind, scripts[kind], steps, cwd, opts, data_dir)
             results[kind] = r
             msg = (
                 r["error"].splitlines()[0]
@@ -368,7 +384,8 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
         }
         # run from a work folder: the scripts find their data next to themselves (DATA_DIR), and
         # whatever a run writes (the reference's checkpoints) stays out of the repository
-        rows.append(_bench_row(QUICKSTART, scripts, work / QUICKSTART, opts, amp="O0"))
+        data = ROOT / "examples" / "data" / "mnist"  # passed to a script that has --data-dir
+        rows.append(_bench_row(QUICKSTART, scripts, work / QUICKSTART, opts, data_dir=data, amp="O0"))
     return rows
 
 

@@ -296,6 +296,7 @@ def run(kind: str, script: Path, steps: int, *, profile: bool = False, data_dir:
     return {
         "kind": kind,
         "script": str(script),
+        "argv": script_argv(script, steps, data_dir)[1:],
         "ended_by": ended,
         "steps": len(ends),
         **rec.timestamps(),
