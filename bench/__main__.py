@@ -2,10 +2,13 @@
 
 Training: every bench/configs/*.yaml is generated into a temp dir, then, one fresh process each
 (`python -m bench.worker`, strictly one after another), the hand-written floor, the model variant
-and the native variant run STEPS steps on in-memory batches ("memory") and on the script's own
-dataset pipeline ("pipeline"). The three run interleaved (f, m, n, n, m, f, ...) for --rounds
-rounds, each started only when the 1-minute load average is at most the core count (a run
-started above it is discarded and rerun); each ratio is taken per round (adjacent runs) and
+and the native variant run STEPS steps. The scripts are run as they are, observed from outside
+(their train cell's calls are hooked; see bench/worker.py): model and native train on their own
+dataset pipeline, the floor on the same batches held in memory. A last row runs the generated
+mnist_quickstart scripts against a hand-written MindSpore quick start (bench/reference_quickstart.py)
+and compares their per-step losses bit for bit. A row's kinds run interleaved (f, m, n, n, m, f, ...)
+for --rounds rounds, each started only when the 1-minute load average is at most the core count (a
+run started above it is discarded and rerun); each ratio is taken per round (adjacent runs) and
 reported as the median with a bootstrap 95% interval (bench/stats.py), judged against its target
 on the interval: met, refuted or undecided. Generation: `mscodegen new` for every example and
 `mscodegen validate`, whole-process wall time.
@@ -40,31 +43,40 @@ MSCODEGEN = [sys.executable, "-m", "mscodegen"]
 KINDS = ("floor", "model", "native")
 # mindcv's engine as its train.py drives it, with and without its SummaryRecord writer (mindcv rows only)
 PEER_KINDS = ("mindcv", "mindcv-nosummary")
-CHUNKS = 5  # steady state: median over this many consecutive windows of steps
+# the quick start row: the generated mnist_quickstart scripts against a hand-written tutorial
+QUICKSTART = "mnist_quickstart"
+QUICKSTART_KINDS = ("reference", "model", "native")
+REFERENCE = BENCH / "reference_quickstart.py"
 
-
-ROUNDS = 5  # interleaved rounds (floor, model, native) per row
+ROUNDS = 5  # interleaved rounds per row
 QUICK_ROUNDS = 2
-TARGETS = {"native/model": 0.98, "model/floor": 0.95}  # judged on the bootstrap interval
-# paired processes (bench/worker.py run_paired): (steps per turn, turns per kind); the first turn is
-# compile and warm-up and is left out. Short turns: this VM's speed changes from one second to the
-# next (a LeNet step's cell took 52 or 92 ms in neighbouring turns of 10 steps), so the three kinds'
-# turns must be close in time; with 3-step turns a cycle of f, m, n takes under a second.
-PAIRED_LIGHT = (3, 25)
-PAIRED_HEAVY = (2, 5)
+# judged on the bootstrap interval of the per-round ratios
+TARGETS = {"native/model": 0.98, "model/floor": 0.95, "model/reference": 0.95, "native/reference": 0.95}
+# (name, numerator, denominator) of every ratio a row can have
+RATIOS = (
+    ("native/model", "native", "model"),
+    ("model/floor", "model", "floor"),
+    ("native/floor", "native", "floor"),
+    ("model/reference", "model", "reference"),
+    ("native/reference", "native", "reference"),
+    ("model/mindcv", "model", "mindcv"),
+    ("model/mindcv-nosummary", "model", "mindcv-nosummary"),
+)
+# MindSpore's oneDNN picks a slow reference convolution on AVX-512 CPUs; capped at AVX2 it runs its
+# jit kernels (tests/conftest.py sets the same). Every worker inherits it.
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 
 
-def _steps_for(config: Path, quick: bool) -> int:
-    heavy = _heavy(config)
-    if quick:
-        return 6 if heavy else 30
-    return 9 if heavy else 60
+def _steps_for(name: str, quick: bool) -> int:
+    """A LeNet step takes about 10 ms here: 300 steps give 3 s of steady state per run."""
+    if _heavy(name):
+        return 15 if quick else 40
+    return 100 if quick else 300
 
 
-def _heavy(config: Path) -> bool:
-    """ResNet steps take seconds on 2 CPU cores: fewer steps, and no pipeline run (it is not
-    input-bound; the pipeline runs are there to show the input-bound LeNet case)."""
-    return "resnet" in config.stem
+def _heavy(name: str) -> bool:
+    """ResNet steps take a fifth of a second on 2 CPU cores: fewer steps."""
+    return "resnet" in name
 
 
 def machine() -> dict:
@@ -87,6 +99,7 @@ def machine() -> dict:
         "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
         "mindspore": version("mindspore"),
         "mindcv": version("mindcv"),
         "black": version("black"),
@@ -101,19 +114,18 @@ def machine() -> dict:
 def steady(
     ends: list[float], begins: list[float] | None = None, call_ends: list[float] | None = None
 ) -> dict:
-    """Steps/s after compile: drop the first steps (compile, warm-up), then median over CHUNKS windows.
+    """Steps/s after compile: drop the first steps (compile, warm-up), then 1 / the median gap
+    between consecutive train-cell returns (robust to a stall, an epoch end or an evaluation).
+    `span_steps_per_s` is the plain throughput over the same steps, epoch ends and evaluations in.
 
     Given begins and call_ends (bench/worker.py), also each step's split into "call" (the train
     cell, begin to its return) and "host" (the rest of the step-to-step gap), as medians in ms.
     """
     warm = max(5, len(ends) // 10) if len(ends) >= 20 else 3
     gaps = [b - a for a, b in zip(ends[warm:], ends[warm + 1 :], strict=False)]
-    size = max(1, len(gaps) // CHUNKS)
-    rates = [len(c) / sum(c) for c in (gaps[i : i + size] for i in range(0, size * CHUNKS, size)) if c]
     out = {
-        "steps_per_s": statistics.median(rates),
-        "min_steps_per_s": min(rates),
-        "max_steps_per_s": max(rates),
+        "steps_per_s": 1 / statistics.median(gaps),
+        "span_steps_per_s": len(gaps) / sum(gaps),
         "median_step_ms": 1000 * statistics.median(gaps),
         "timed_steps": len(gaps),
     }
@@ -138,26 +150,32 @@ def wait_for_idle(max_load: float, max_wait: float) -> float:
 
 
 def run_worker(
-    script_dir: Path, kind: str, source: str, steps: int, timeout: float, *, profile: bool = False
+    kind: str,
+    script: Path,
+    steps: int,
+    cwd: Path,
+    timeout: float,
+    *,
+    profile: bool = False,
+    data_dir: Path | None = None,
 ) -> dict:
-    out = script_dir / f"{kind}-{source}.json"
-    log = script_dir / f"{kind}-{source}.log"
+    """One `python -m bench.worker` process, run in `cwd` (where a script writes what it writes)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    out = cwd / f"{kind}.json"
+    log = cwd / f"{kind}.log"
     start = time.perf_counter()
     extra = ["--profile"] if profile else []
+    if data_dir is not None:  # given to the script only if it has --data-dir (bench/worker.py)
+        extra += ["--data-dir", str(data_dir)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     with open(log, "w") as fh:
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "bench.worker",
-                str(script_dir),
-                kind,
-                source,
-                str(steps),
-                str(out),
-                *extra,
-            ],
-            cwd=ROOT,
+            [sys.executable, "-m", "bench.worker", kind, str(script), str(steps), str(out), *extra],
+            cwd=cwd,
+            env=env,
             stdout=fh,
             stderr=subprocess.STDOUT,
             timeout=timeout,
@@ -166,28 +184,23 @@ def run_worker(
     wall = time.perf_counter() - start
     if proc.returncode != 0 or not out.exists():
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        return {"kind": kind, "input": source, "error": f"exit {proc.returncode}\n{tail}", "wall_s": wall}
+        return {"kind": kind, "error": f"exit {proc.returncode}\n{tail}", "wall_s": wall}
     raw = json.loads(out.read_text())
     out.unlink()
-    if kind == "paired":  # source is the block size
-        return {
-            "kind": kind,
-            "block": int(source),
-            **paired_ratios(raw["kinds"], int(source)),
-            "wall_s": wall,
-        }
     result = {k: v for k, v in raw.items() if k not in ("begins", "ends", "call_ends")}
     result.update(steady(raw["ends"], raw["begins"], raw.get("call_ends")), wall_s=wall)
     return result
 
 
-def measured_run(script_dir: Path, kind: str, source: str, steps: int, opts: argparse.Namespace) -> dict:
+def measured_run(
+    kind: str, script: Path, steps: int, cwd: Path, opts: argparse.Namespace, data_dir: Path | None = None
+) -> dict:
     """One worker run, started only on an idle machine; a run started above --max-load is discarded
     and rerun (up to --retries times), so a busy neighbour cannot pass for a slow variant."""
     discarded = []
     for _ in range(opts.retries + 1):
         load = wait_for_idle(opts.max_load, opts.max_wait)
-        result = run_worker(script_dir, kind, source, steps, opts.timeout)
+        result = run_worker(kind, script, steps, cwd, opts.timeout, data_dir=data_dir)
         result["loadavg_1min_before"] = load
         if load <= opts.max_load or "error" in result:
             break
@@ -197,45 +210,15 @@ def measured_run(script_dir: Path, kind: str, source: str, steps: int, opts: arg
     return result
 
 
-def ratio_rows(rounds: list[dict[str, dict]]) -> dict[str, dict]:
+def ratio_rows(rounds: list[dict[str, dict]], key: str = "steps_per_s") -> dict[str, dict]:
     """Per ratio: the per-round ratios (same round = adjacent runs), their median and bootstrap CI."""
     out = {}
-    for name, (num, den) in {
-        "native/model": ("native", "model"),
-        "model/floor": ("model", "floor"),
-        "native/floor": ("native", "floor"),
-        "model/mindcv": ("model", "mindcv"),
-        "model/mindcv-nosummary": ("model", "mindcv-nosummary"),
-    }.items():
+    for name, num, den in RATIOS:
         if not all(num in r and den in r for r in rounds):
             continue
-        values = [
-            r[num]["steps_per_s"] / r[den]["steps_per_s"]
-            for r in rounds
-            if "steps_per_s" in r[num] and "steps_per_s" in r[den]
-        ]
+        values = [r[num][key] / r[den][key] for r in rounds if key in r[num] and key in r[den]]
         if values:
-            out[name] = stats.summarize(values, TARGETS.get(name))
-    return out
-
-
-def paired_ratios(kinds: dict[str, dict], block: int) -> dict[str, float]:
-    """One paired process's ratios: per cycle of turns (block b of each kind), the ratio of the
-    kinds' steps/s within their blocks; the median over cycles, the first (compile) left out.
-    A block's first step is not timed (the previous kind's thread may still be finishing its loop)."""
-    rates: dict[str, list[float]] = {}
-    for kind, ts in kinds.items():
-        ends = ts["ends"]
-        rates[kind] = [
-            (block - 1) / (ends[b * block + block - 1] - ends[b * block])
-            for b in range(1, len(ends) // block)
-        ]
-    cycles = min(len(v) for v in rates.values())
-    out = {}
-    for name, (num, den) in {"native/model": ("native", "model"), "model/floor": ("model", "floor")}.items():
-        out[name] = statistics.median(rates[num][c] / rates[den][c] for c in range(cycles))
-    for kind, values in rates.items():
-        out[f"{kind} steps/s"] = statistics.median(values)
+            out[name] = stats.summarize(values, TARGETS.get(name) if key == "steps_per_s" else None)
     return out
 
 
@@ -260,55 +243,114 @@ def split_rows(rounds: list[dict[str, dict]], kinds: tuple[str, ...]) -> dict[st
     return out
 
 
-def _wants_paired(mode: str, ratios: dict[str, dict], *, heavy: bool) -> bool:
-    """auto: a light (LeNet) row with an undecided verdict. A ResNet row's paired rounds take ~3 min
-    and would push `make bench` past 20 minutes; its call/host split shows what the harness costs."""
-    if mode == "auto":
-        return not heavy and any(r.get("verdict") == "undecided" for r in ratios.values())
-    return mode == "always"
+def first_difference(base: list[float], other: list[float]) -> int | None:
+    """The 1-based step of the first loss that differs (compared with ==, bit for bit for floats
+    read from float32), a missing step counting as a difference; None if the lists are equal."""
+    for i, (a, b) in enumerate(zip(base, other, strict=False)):
+        if a != b:
+            return i + 1
+    if len(base) != len(other):
+        return min(len(base), len(other)) + 1
+    return None
 
 
-def paired_row(out_dir: Path, config: Path, rounds_n: int, opts: argparse.Namespace) -> dict:
-    """--rounds paired processes (bench/worker.py run_paired), one ratio per process per target."""
-    block, cycles = PAIRED_HEAVY if _heavy(config) else PAIRED_LIGHT
-    if opts.quick:
-        cycles = 3
-    steps = block * cycles
-    runs = []
-    for i in range(rounds_n):
-        label = f"  {config.stem:20} paired   round {i + 1}/{rounds_n} f/m/n in turns of {block} steps"
-        print(f"{label}, {steps} steps each ...", end="", flush=True)
-        r = measured_run(out_dir, "paired", str(block), steps, opts)
-        runs.append(r)
-        msg = (
-            r["error"].splitlines()[0]
-            if "error" in r
-            else f"native/model {r['native/model']:.3f}  model/floor {r['model/floor']:.3f}"
-        )
-        print(f" {msg}  ({r['wall_s']:.0f} s)", flush=True)
-    ok = [r for r in runs if "error" not in r]
-    ratios = (
-        {name: stats.summarize([r[name] for r in ok], target) for name, target in TARGETS.items()}
-        if ok
-        else {}
+def loss_check(rounds: list[dict[str, dict]], base: str) -> dict[str, dict]:
+    """Every run's per-step losses against the first run of `base` (the floor, or the reference):
+    per kind, whether all its runs are equal to it, and where the first run that is not differs."""
+    runs = {
+        kind: [r[kind]["losses"] for r in rounds if r.get(kind, {}).get("losses")]
+        for kind in dict.fromkeys(k for r in rounds for k in r)
+    }
+    if not runs.get(base):
+        return {}
+    ref = runs[base][0]
+    out = {}
+    for kind, lists in runs.items():
+        if not lists:
+            continue
+        diffs = [first_difference(ref, losses) for losses in lists]
+        differing = [(i, d) for i, d in enumerate(diffs) if d is not None]
+        entry = {"runs": len(lists), "steps": len(ref), "equal": not differing}
+        if differing:
+            i, step = differing[0]
+            losses = lists[i]
+            entry["first_difference"] = {
+                "run": i + 1,
+                "step": step,
+                base: ref[step - 1] if step <= len(ref) else None,
+                kind: losses[step - 1] if step <= len(losses) else None,
+            }
+        out[kind] = entry
+    return {"base": base, "kinds": out}
+
+
+def _generate(config: Path, out_dir: Path) -> None:
+    subprocess.run(
+        [*MSCODEGEN, "new", str(config), "--out", str(out_dir), "--force"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
-    return {"block": block, "cycles": cycles, "runs": runs, "ratios": ratios}
+
+
+def _bench_row(
+    name: str,
+    scripts: dict[str, Path],
+    cwd: Path,
+    opts: argparse.Namespace,
+    data_dir: Path | None = None,
+    **info: object,
+) -> dict:
+    """One row: every kind of `scripts` run --rounds times, interleaved, the order reversed every
+    other round (f, m, n, n, m, f, ...) so that a steady drift of the machine's speed does not
+    favour the kind that runs first."""
+    kinds = tuple(scripts)
+    rounds_n = QUICK_ROUNDS if opts.quick else opts.rounds
+    steps = _steps_for(name, opts.quick)
+    rounds: list[dict[str, dict]] = []
+    for i in range(rounds_n):
+        results = {}
+        for kind in kinds if i % 2 == 0 else kinds[::-1]:
+            print(f"  {name:20} round {i + 1}/{rounds_n} {kind:9} {steps} steps ...", end="", flush=True)
+            r = measured_run(kind, scripts[kind], steps, cwd, opts, data_dir)
+            results[kind] = r
+            msg = (
+                r["error"].splitlines()[0]
+                if "error" in r
+                else f"{r['steps_per_s']:.3f} steps/s (load {r['loadavg_1min_before']:.2f})"
+            )
+            print(f" {msg}  ({r['wall_s']:.0f} s)", flush=True)
+        rounds.append({k: results[k] for k in kinds})
+    per_kind = {
+        kind: stats.summarize([r[kind]["steps_per_s"] for r in rounds if "steps_per_s" in r[kind]])
+        for kind in kinds
+        if any("steps_per_s" in r[kind] for r in rounds)
+    }
+    return {
+        "config": name,
+        **info,
+        "steps": steps,
+        "scripts": {
+            k: str(v.relative_to(ROOT)) if v.is_relative_to(ROOT) else v.name for k, v in scripts.items()
+        },
+        "rounds": rounds,
+        "steps_per_s": per_kind,
+        "ratios": ratio_rows(rounds),
+        "span_ratios": ratio_rows(rounds, "span_steps_per_s"),
+        "split_ms": split_rows(rounds, kinds),
+        "losses": loss_check(rounds, kinds[0]),
+    }
 
 
 def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
+    """Every bench/configs/*.yaml (floor, model, native [, the mindcv peer]), then the quick start row
+    (reference, model, native)."""
     rows = []
-    rounds_n = QUICK_ROUNDS if opts.quick else opts.rounds
-    inputs = tuple(s for s in opts.inputs.split(",") if s)
     for config in sorted((BENCH / "configs").glob("*.yaml")):
         if opts.configs and not any(c in config.stem for c in opts.configs.split(",")):
             continue
         out_dir = work / config.stem
-        subprocess.run(
-            [*MSCODEGEN, "new", str(config), "--out", str(out_dir), "--force"],
-            cwd=ROOT,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        _generate(config, out_dir)
         spec = yaml.safe_load(config.read_text())
         level = (spec.get("amp") or {}).get("level", "O0")
         network = spec.get("network") or {}
@@ -321,53 +363,29 @@ def bench_training(work: Path, opts: argparse.Namespace) -> list[dict]:
                     "amp_level": level,
                     "mindcv_model": network.get("name"),
                     "num_classes": network.get("num_classes"),
+                    "lr": (spec.get("optimizer") or {}).get("lr", 0.01),
                 }
             )
         )
-        kinds = KINDS + PEER_KINDS if peer else KINDS
-        steps = _steps_for(config, opts.quick)
-        for source in inputs:
-            if source == "pipeline" and (_heavy(config) or level != "O0") and not opts.all_inputs:
-                continue
-            rounds: list[dict[str, dict]] = []
-            for i in range(rounds_n):
-                results = {}
-                # interleaved, the order reversed every other round (f, m, n, n, m, f, ...) so that a
-                # steady drift of the machine's speed does not favour the kind that runs first
-                for kind in kinds if i % 2 == 0 else kinds[::-1]:
-                    label = f"  {config.stem:20} {source:8} round {i + 1}/{rounds_n} {kind:6}"
-                    print(f"{label} {steps} steps ...", end="", flush=True)
-                    r = measured_run(out_dir, kind, source, steps, opts)
-                    results[kind] = r
-                    msg = (
-                        r["error"].splitlines()[0]
-                        if "error" in r
-                        else f"{r['steps_per_s']:.3f} steps/s (load {r['loadavg_1min_before']:.2f})"
-                    )
-                    print(f" {msg}  ({r['wall_s']:.0f} s)", flush=True)
-                rounds.append(results)
-            per_kind = {
-                kind: stats.summarize([r[kind]["steps_per_s"] for r in rounds if "steps_per_s" in r[kind]])
-                for kind in kinds
-                if any("steps_per_s" in r[kind] for r in rounds)
-            }
-            ratios = ratio_rows(rounds)
-            paired = None
-            if source == "memory" and _wants_paired(opts.paired, ratios, heavy=_heavy(config)):
-                paired = paired_row(out_dir, config, rounds_n, opts)
-            rows.append(
-                {
-                    "config": config.stem,
-                    "amp": level,
-                    "input": source,
-                    "steps": steps,
-                    "rounds": rounds,
-                    "steps_per_s": per_kind,
-                    "ratios": ratios,
-                    "split_ms": split_rows(rounds, kinds),
-                    "paired": paired,
-                }
-            )
+        scripts = {
+            "floor": out_dir / "train_model.py",
+            "model": out_dir / "train_model.py",
+            "native": out_dir / "train_native.py",
+        }
+        if peer:
+            scripts.update({kind: out_dir / "train_model.py" for kind in PEER_KINDS})
+        rows.append(_bench_row(config.stem, scripts, out_dir / "runs", opts, amp=level))
+    if not opts.configs or any(c in QUICKSTART for c in opts.configs.split(",")):
+        generated = ROOT / "generated" / QUICKSTART
+        scripts = {
+            "reference": REFERENCE,
+            "model": generated / "train_model.py",
+            "native": generated / "train_native.py",
+        }
+        # run from a work folder: the scripts find their data next to themselves (DATA_DIR), and
+        # whatever a run writes (the reference's checkpoints) stays out of the repository
+        data = ROOT / "examples" / "data" / "mnist"  # passed to a script that has --data-dir
+        rows.append(_bench_row(QUICKSTART, scripts, work / QUICKSTART, opts, data_dir=data, amp="O0"))
     return rows
 
 
@@ -410,13 +428,13 @@ COST_POINTS = [
 
 
 def _from_row(training: list[dict], base: str, batch: int) -> dict | None:
-    """A cost point the training rows already measured (same config, its own batch, memory input):
-    the rows' medians over their rounds instead of another pair of runs."""
+    """A cost point the training rows already measured (same config, its own batch): the rows'
+    medians over their rounds instead of another pair of runs."""
     spec = yaml.safe_load((BENCH / "configs" / f"{base}.yaml").read_text())
     if spec["data"]["train"]["batch_size"] != batch:
         return None
     for row in training:
-        if row["config"] == base and row["input"] == "memory":
+        if row["config"] == base:
             return {
                 kind: {
                     "steps_per_s": row["steps_per_s"][kind]["median"],
@@ -445,19 +463,16 @@ def bench_limit_and_cost(work: Path, opts: argparse.Namespace, training: list[di
         name = label.replace(" ", "_")
         config = _variant_config(BENCH / "configs" / f"{base}.yaml", work, name, batch, network)
         out_dir = work / f"cost-{name}"
-        subprocess.run(
-            [*MSCODEGEN, "new", str(config), "--out", str(out_dir), "--force"],
-            cwd=ROOT,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        (out_dir / "bench.json").write_text(json.dumps({"amp_level": "O0"}))
-        flops = _child_json(["flops", str(out_dir), str(batch)], opts.timeout)
-        steps = _steps_for(config, opts.quick) if "lenet" in label else (9 if "18" in label else 6)
+        _generate(config, out_dir)
+        flops = _child_json(["flops", str(out_dir / "train_model.py"), str(batch)], opts.timeout)
+        steps = _steps_for(label, opts.quick)
         run = _from_row(training, base, batch) if network is None else None
         point = {"label": label, "batch": batch, **flops, "from_training_row": run is not None}
         if run is None:
-            run = {kind: measured_run(out_dir, kind, "memory", steps, opts) for kind in ("floor", "model")}
+            script = out_dir / "train_model.py"
+            run = {
+                kind: measured_run(kind, script, steps, out_dir / "runs", opts) for kind in ("floor", "model")
+            }
         for kind, r in run.items():
             if "steps_per_s" in r:
                 point[f"{kind}_steps_per_s"] = r["steps_per_s"]
@@ -487,17 +502,12 @@ def profile_ops(work: Path, opts: argparse.Namespace) -> dict:
     The same ops at the same cost in all three means the variants run the floor's compiled step."""
     print(f"ops: MindSpore's profiler, {OPS_CONFIG}, steps {PROFILE_FROM + 1}-{OPS_STEPS}", flush=True)
     out_dir = work / "ops"
-    subprocess.run(
-        [*MSCODEGEN, "new", str(BENCH / "configs" / f"{OPS_CONFIG}.yaml"), "--out", str(out_dir), "--force"],
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    (out_dir / "bench.json").write_text(json.dumps({"amp_level": "O0"}))
+    _generate(BENCH / "configs" / f"{OPS_CONFIG}.yaml", out_dir)
     tables = {}
     for kind in KINDS:
         wait_for_idle(opts.max_load, opts.max_wait)
-        r = run_worker(out_dir, kind, "memory", OPS_STEPS, opts.timeout, profile=True)
+        script = out_dir / ("train_native.py" if kind == "native" else "train_model.py")
+        r = run_worker(kind, script, OPS_STEPS, out_dir / "runs", opts.timeout, profile=True)
         if "op_profile" not in r:
             print(f"  {kind}: {r.get('error', 'no profile')}", flush=True)
             continue
@@ -628,42 +638,62 @@ def _interval(summary: dict, fmt: str = ".3f") -> str:
     return f"{summary['median']:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
+def _loss_line(check: dict) -> str:
+    if not check:
+        return "no losses"
+    parts = []
+    for kind, entry in check["kinds"].items():
+        if kind == check["base"]:
+            same = "equal across runs" if entry["equal"] else "NOT equal across runs"
+            parts.append(f"{kind} {entry['runs']} runs {same}")
+        elif entry["equal"]:
+            parts.append(f"{kind} equal ({entry['runs']} runs)")
+        else:
+            d = entry["first_difference"]
+            parts.append(
+                f"{kind} DIFFERS from step {d['step']} (run {d['run']}: {d[kind]!r} vs {d[check['base']]!r})"
+            )
+    steps = next(iter(check["kinds"].values()))["steps"]
+    return f"{steps} steps vs {check['base']}: " + "; ".join(parts)
+
+
+def training_table(training: list[dict]) -> str:
+    """The training rows as printed and pasted into docs/speed.md."""
+    lines = ["steady-state steps/s (1 / median step gap): median over interleaved rounds [bootstrap 95% CI]"]
+    for row in training:
+        cells = "  ".join(f"{k} {_interval(v)}" for k, v in row["steps_per_s"].items())
+        lines.append(f"{row['config']:20} {cells}")
+    lines += ["", "ratios per round: median [95% CI] -> verdict against the target"]
+    for row in training:
+        parts = []
+        for name, summary in row["ratios"].items():
+            verdict = f" {summary['verdict']} (>= {summary['target']})" if "target" in summary else ""
+            parts.append(f"{name} {_interval(summary)}{verdict}")
+        lines.append(f"{row['config']:20} " + "; ".join(parts))
+    lines += ["", "throughput ratios (all timed steps / their whole time: epoch ends and evaluations in)"]
+    for row in training:
+        parts = [f"{name} {_interval(summary)}" for name, summary in row.get("span_ratios", {}).items()]
+        lines.append(f"{row['config']:20} " + "; ".join(parts))
+    lines += ["", "where a step's time goes: call (the train cell) + host (loop, data, callbacks), ms"]
+    for row in training:
+        split = row.get("split_ms", {})
+        cells = "  ".join(
+            f"{k} {_interval(v['call'], '.2f')} + {_interval(v['host'], '.2f')}"
+            for k, v in split.items()
+            if "call" in v
+        )
+        lines.append(f"{row['config']:20} {cells}")
+        if "host native-model" in split:
+            lines.append(f"{'':20} host native - model {_interval(split['host native-model'], '.3f')} ms")
+    lines += ["", "per-step losses, compared bit for bit (==) with the first kind's first run"]
+    for row in training:
+        lines.append(f"{row['config']:20} {_loss_line(row.get('losses', {}))}")
+    return "\n".join(lines)
+
+
 def print_tables(training: list[dict], generation: list[dict]) -> None:
     if training:
-        print("\nsteady-state steps/s: median over interleaved rounds [bootstrap 95% CI of the median]")
-        for row in training:
-            sps = row["steps_per_s"]
-            cells = "  ".join(f"{k} {_interval(v)}" for k, v in sps.items())
-            print(f"{row['config']:20} {row['input']:8} {cells}")
-        print("\nratios per round: median [95% CI] -> verdict against the target")
-        for row in training:
-            parts = []
-            for name, summary in row["ratios"].items():
-                verdict = f" {summary['verdict']} (>= {summary['target']})" if "target" in summary else ""
-                parts.append(f"{name} {_interval(summary)}{verdict}")
-            print(f"{row['config']:20} {row['input']:8} " + "; ".join(parts))
-        print("\nwhere a step's time goes: call (the compiled train cell) + host (loop, data, callbacks), ms")
-        for row in training:
-            split = row.get("split_ms", {})
-            cells = "  ".join(
-                f"{k} {_interval(v['call'], '.2f')} + {_interval(v['host'], '.2f')}"
-                for k, v in split.items()
-                if "call" in v
-            )
-            print(f"{row['config']:20} {row['input']:8} {cells}")
-            if "host native-model" in split:
-                print(f"{'':29} host native - model {_interval(split['host native-model'], '.3f')} ms")
-        paired = [row for row in training if row.get("paired")]
-        if paired:
-            print(
-                "\npaired processes (f, m, n in turns within one process): ratio per process, median [95% CI]"
-            )
-            for row in paired:
-                parts = [
-                    f"{name} {_interval(v)} {v['verdict']} (>= {v['target']})"
-                    for name, v in row["paired"]["ratios"].items()
-                ]
-                print(f"{row['config']:20} {row['input']:8} " + "; ".join(parts))
+        print("\n" + training_table(training))
         busy = sum(r[k].get("started_busy", False) for row in training for r in row["rounds"] for k in r)
         if busy:
             print(f"\nwarning: {busy} run(s) started above --max-load after every retry: numbers are noisy")
@@ -695,18 +725,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-peer", action="store_true", help="skip the mindcv peer rows")
     parser.add_argument("--retries", type=int, default=2, help="reruns of a run started above --max-load")
     parser.add_argument("--only", choices=("training", "generation", "limit"), default=None)
-    parser.add_argument("--inputs", default="memory,pipeline", help="comma list of memory,pipeline")
-    parser.add_argument(
-        "--all-inputs", action="store_true", help="also run the pipeline input for ResNet and O2 rows"
-    )
-    parser.add_argument(
-        "--paired",
-        choices=("auto", "always", "never"),
-        default="never",
-        help="also run paired processes (floor, model, native in turns in one process) for a memory "
-        "row: auto = a LeNet row whose interleaved-process verdict is undecided (default %(default)s: "
-        "in bench/results/2026-12-03-vm-full.json they did not narrow the interval)",
-    )
     parser.add_argument("--repeats", type=int, default=3, help="runs per generation timing (median)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per worker process")
     parser.add_argument("--out", type=Path, default=None, help="result JSON (default bench/results/...)")
@@ -746,7 +764,8 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "method": {
             "rounds": QUICK_ROUNDS if args.quick else args.rounds,
-            "order": "floor, model, native interleaved; the order reversed every other round",
+            "order": "a row's kinds interleaved; the order reversed every other round",
+            "observed": "train-cell calls, hooked from outside (bench/worker.py); steps/s = 1 / median step gap",
             "max_load": args.max_load,
             "targets": TARGETS,
             "ci": f"percentile bootstrap of the median, {stats.RESAMPLES} resamples, seed {stats.SEED}",

@@ -3,10 +3,11 @@
 - `peak_gflops()`: a practical float32 peak of this machine: a large numpy matmul on all cores
   (the BLAS numpy ships), median of a few runs. Not MindSpore's peak: the bar any CPU kernel
   could reach here.
-- `python -m bench.limit flops SCRIPT_DIR BATCH`: forward FLOPs of the script's network for one
-  batch, counted from the shapes each nn.Conv2d / nn.Dense sees in one PyNative forward pass
-  (forward hooks); forward + backward is taken as 3x forward, the usual estimate (the backward
-  pass computes the input and the weight gradients, each about one forward).
+- `python -m bench.limit flops SCRIPT BATCH`: forward FLOPs of the script's network for one batch,
+  counted from the shapes each nn.Conv2d / nn.Dense sees in one PyNative forward pass (forward
+  hooks); forward + backward is taken as 3x forward, the usual estimate (the backward pass computes
+  the input and the weight gradients, each about one forward). The network is the one the script
+  builds, taken from its train cell from outside (bench/worker.py `capture`), never trained.
 - `python -m bench.limit convs`: a bare nn.Conv2d of LeNet's and ResNet's sizes timed in GRAPH
   mode, to show whether MindSpore's CPU convolution or the generated code sets a step's time.
 """
@@ -35,16 +36,16 @@ def peak_gflops(n: int = 2048, repeats: int = 5) -> dict:
     return {"matmul_n": n, "gflops": 2 * n**3 / seconds / 1e9, "seconds": times}
 
 
-def network_flops(script_dir: Path, batch: int) -> dict:
+def network_flops(script: Path, batch: int) -> dict:
     """Forward FLOPs (multiply-adds x 2) of the generated script's network for one batch."""
-    sys.path.insert(0, str(script_dir))
     import mindspore as ms
-    import train_model as script  # the generated script, as a module
     from mindspore import nn
 
+    from bench.worker import capture, net_with_loss
+
+    cell, batches = capture(script, 1)
+    network = net_with_loss(cell)
     ms.set_context(mode=ms.PYNATIVE_MODE)
-    ms.set_device("CPU")
-    network = script.build_network()
     counted: list[tuple[str, int]] = []
 
     def conv_hook(cell: nn.Conv2d, inputs: tuple, output: ms.Tensor) -> None:
@@ -61,9 +62,10 @@ def network_flops(script_dir: Path, batch: int) -> dict:
             cell.register_forward_hook(conv_hook)
         elif isinstance(cell, nn.Dense):
             cell.register_forward_hook(dense_hook)
-    image = next(script.build_train_dataset().create_tuple_iterator(num_epochs=1))[0]
+    image, label = batches[0][:2]
     shape = (batch, *image.shape[1:])
-    network(ms.Tensor(np.zeros(shape, np.float32)))
+    labels = np.zeros((batch, *label.shape[1:]), label.asnumpy().dtype)
+    network(ms.Tensor(np.zeros(shape, np.float32)), ms.Tensor(labels))
     forward = sum(f for _, f in counted)
     return {
         "batch": batch,

@@ -1,216 +1,232 @@
-"""One measurement in a fresh process: `python -m bench.worker SCRIPT_DIR KIND INPUT STEPS OUT_JSON`
-(paired mode: `... SCRIPT_DIR paired BLOCK STEPS OUT_JSON`; `--profile` at the end adds MindSpore's
-per-op-type table of the steps after the first PROFILE_FROM, see OpProfile).
+"""One measurement in a fresh process: `python -m bench.worker KIND SCRIPT STEPS OUT_JSON [--profile]`
+(`--profile`: MindSpore's per-op-type table of the steps after the first PROFILE_FROM, see OpProfile).
 
-KIND   model  -> the generated train_model.py's own train(), i.e. Model.train with its callbacks;
-       native -> the generated train_native.py's own train(), i.e. its loop around TrainStep;
-       floor  -> hand-written: GRAPH-mode nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
-                 called in a bare loop (network, loss and optimizer from the script's functions).
-INPUT  memory   -> batches made once by the script's build_train_dataset(), held in memory:
-                   floor gets Tensors; model/native get an in-memory NumpySlicesDataset of the
-                   ready batches (no shuffle/map/batch: the cheapest input Model can take).
-       pipeline -> the script's build_train_dataset() as generated (workers, shuffle, batch).
+The scripts are observed from outside. Nothing in them is called but their command line: the worker
+runs SCRIPT as `python SCRIPT --epochs STEPS [--max-steps STEPS]` would (`runpy.run_path`, run name
+`__main__`, `sys.argv` set; a flag is passed only if the script's text has it), after patching
+`mindspore.nn.Cell.__call__`. A *train cell* is a Cell in training mode whose `optimizer` attribute is
+an `nn.Optimizer`: Model's TrainOneStepCell, a native loop's own step cell. Each call of one is
+timestamped (begin, return) and its loss kept (the output, or the first item of a tuple). The call
+after the STEPS-th raises StepLimit, which ends the script if it has no `--max-steps`.
 
-       paired -> floor, model and native in one process, in turns of BLOCK steps (run_paired).
+KIND   model / native / reference -> SCRIPT as it runs (its own dataset, loop or Model, callbacks).
+       floor  -> the fastest hand-written step: SCRIPT runs with its train cell's calls replaced
+                 (nothing is trained; each call returns a zero loss) until STEPS batches are
+                 recorded; then `nn.TrainOneStepCell(net_with_loss, optimizer)`, built from the
+                 captured train cell's own net-with-loss and optimizer (freshly initialised, never
+                 called), runs in a bare loop on those batches held in memory.
        mindcv / mindcv-nosummary -> the peer: mindcv's engine as its train.py drives it
                  (create_model, create_loss, create_optimizer, create_scheduler, create_trainer
-                 and its StateMonitor callback) on the same network name and the same batches;
-                 "-nosummary" replaces StateMonitor's SummaryRecord writer with a no-op.
+                 and its StateMonitor callback) on the same network name and the batches the
+                 floor records, from an in-memory NumpySlicesDataset; "-nosummary" replaces
+                 StateMonitor's SummaryRecord writer with a no-op.
 
-Timestamps: model -> a callback appended after the script's callbacks (step begin/end) and one
-put before them (its step end marks the train network's return); native -> a TrainStep subclass
-recording around each call (the script's loop is unchanged); floor -> around each call. On CPU a
-GRAPH-mode call returns after the step ran (checked with a final sync, recorded as tail_sync_s),
-so these are step times, not dispatch times.
-
-Each step's time splits into "call" (the compiled train cell: begin to the cell's return, recorded
-as call_ends) and "host" (the rest: the loop, the dataset fetch, callbacks and logging). The
-variants and the floor run the same network, loss and optimizer, so a difference in host time is
-the cost of the harness itself, measured within one process and free of run-to-run noise.
+On CPU a GRAPH-mode call returns after the step ran (checked with a final sync, tail_sync_s), so
+the timestamps are step times, not dispatch times. A step's time splits into "call" (the train
+cell, its call to its return) and "host" (the rest of the gap to the next return: the loop, the
+dataset fetch, callbacks, logging).
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import math
+import os
 import resource
+import runpy
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 T_START = time.perf_counter()
+SCRIPT_KINDS = ("model", "native", "reference")
 
 
-def _load(path: Path):  # noqa: ANN202
-    # MindSpore's GRAPH-mode parser imports the module of every construct() by name.
-    sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _memory_batches(module, count: int) -> list:  # noqa: ANN001
-    """`count` batches (numpy) from the script's own dataset, cycling through its first epoch."""
-    dataset = module.build_train_dataset()
-    first = [tuple(row) for row in dataset.create_tuple_iterator(output_numpy=True, num_epochs=1)]
-    return [first[i % len(first)] for i in range(count)]
-
-
-def _in_memory_dataset(batches):  # noqa: ANN001, ANN202
-    import numpy as np
-    from mindspore import dataset as ds
-
-    images = np.stack([b[0] for b in batches])
-    labels = np.stack([b[1] for b in batches])
-    return ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
-
-
-def _epochs(iterator):  # noqa: ANN001, ANN202
-    """Batches across epoch ends, as `for epoch ...: for batch in iterator` would give them."""
-    while True:
-        yield from iterator
+class StepLimit(BaseException):  # noqa: N818  (not an error: the end of a measured run)
+    """Raised by the hook at the call after the last measured step: ends a script that runs on."""
 
 
 class Recorder:
-    """One kind's step timestamps. With a Baton, a step begins only on this kind's turn, and the
-    turn passes on after every `block` steps (paired mode)."""
+    """One run's train-cell calls: begin and return timestamps, and the losses (kept as returned,
+    read after the run so that reading them adds no sync to a step)."""
 
-    def __init__(self, kind: str, baton: Baton | None = None) -> None:
-        self.kind = kind
-        self.baton = baton
+    def __init__(self) -> None:
         self.begins: list[float] = []
-        self.ends: list[float] = []
-        self.call_ends: list[float] = []  # model: the first step-end callback, right after the network
+        self.call_ends: list[float] = []
+        self.outputs: list = []
         self.on_end: Callable[[int], None] | None = None  # called with the number of steps ended
 
     def begin(self) -> None:
-        if self.baton is not None:
-            self.baton.wait(self.kind)
         self.begins.append(time.perf_counter())
 
-    def call_end(self) -> None:
+    def end(self, output) -> None:  # noqa: ANN001
         self.call_ends.append(time.perf_counter())
-
-    def end(self) -> None:
-        self.ends.append(time.perf_counter())
+        self.outputs.append(output)
         if self.on_end is not None:
-            self.on_end(len(self.ends))
-        if self.baton is not None and len(self.ends) % self.baton.block == 0:
-            self.baton.pass_on(self.kind)
+            self.on_end(len(self.call_ends))
 
     def timestamps(self) -> dict:
-        return {"begins": self.begins, "ends": self.ends, "call_ends": self.call_ends or self.ends}
+        # a step "ends" when its train cell returns: the gap between two returns is one step
+        return {"begins": self.begins, "ends": self.call_ends, "call_ends": self.call_ends}
+
+    def losses(self) -> list[float]:
+        return [loss_value(out) for out in self.outputs]
 
 
-class Baton:
-    """Paired mode: the kinds take turns, `block` steps each, so that every block of one kind is
-    measured next to a block of each other kind, seconds apart, in one process."""
-
-    def __init__(self, order: list[str], block: int) -> None:
-        self.order = order
-        self.block = block
-        self.turn = order[0]
-        self.done: set[str] = set()
-        self.cond = threading.Condition()
-
-    def wait(self, kind: str) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.turn == kind)
-
-    def pass_on(self, kind: str) -> None:
-        with self.cond:
-            at = self.order.index(kind)
-            for i in range(1, len(self.order) + 1):
-                nxt = self.order[(at + i) % len(self.order)]
-                if nxt not in self.done:
-                    break
-            self.turn = nxt
-            self.cond.notify_all()
-
-    def finished(self, kind: str) -> None:
-        with self.cond:
-            self.done.add(kind)
-        self.pass_on(kind)
+def loss_value(output) -> float:  # noqa: ANN001
+    """A train cell's loss as a Python float (exact for float32 and float16): the output Tensor, or
+    the first item of a tuple (a loss-scaling cell returns (loss, overflow, scale))."""
+    if isinstance(output, (tuple, list)):
+        output = output[0]
+    value = output.asnumpy() if hasattr(output, "asnumpy") else output
+    return float(value.item() if hasattr(value, "item") else value)
 
 
-def _floor(module, script_dir: Path, steps: int, batches: list | None, rec: Recorder) -> float:  # noqa: ANN001
-    """The hand-written floor: TrainOneStepCell in a bare loop, on `batches` (memory input) or the
-    script's dataset; returns the final sync's seconds."""
-    import mindspore as ms
-    from mindspore import amp, nn
+def is_train_cell(cell) -> bool:  # noqa: ANN001
+    from mindspore import nn
 
-    module.set_runtime()
-    network = module.build_network()
-    level = getattr(module, "AMP_LEVEL", None) or _amp_level_of(script_dir)
-    if level != "O0":
-        network = amp.auto_mixed_precision(network, level)  # casts the output back to float32
-    optimizer = module.build_optimizer(network, _first_lr(module))
-    step = nn.TrainOneStepCell(nn.WithLossCell(network, module.build_loss()), optimizer)
-    step.set_train()
-    if batches is not None:
-        iterator = iter([(ms.Tensor(x), ms.Tensor(y)) for x, y in batches])
-    else:
-        iterator = _epochs(module.build_train_dataset().create_tuple_iterator(num_epochs=-1))
-    loss = None
-    for _ in range(steps):
-        image, label = next(iterator)
+    return bool(getattr(cell, "training", False)) and isinstance(
+        getattr(cell, "optimizer", None), nn.Optimizer
+    )
+
+
+def install_hook(on_train_call: Callable) -> Callable[[], None]:
+    """Route every call of a train cell through on_train_call(cell, real_call, args, kwargs);
+    other cells are called as before. Returns the function that removes the hook."""
+    from mindspore import nn
+
+    real_call = nn.Cell.__call__
+
+    def __call__(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202, N807
+        if is_train_cell(self):
+            return on_train_call(self, real_call, args, kwargs)
+        return real_call(self, *args, **kwargs)
+
+    nn.Cell.__call__ = __call__
+
+    def remove() -> None:
+        nn.Cell.__call__ = real_call
+
+    return remove
+
+
+def script_argv(script: Path, steps: int, data_dir: str | None = None) -> list[str]:
+    """The command line a run gets: only flags the script's text names. `--epochs STEPS` is always
+    enough epochs (an epoch has at least one step); `--max-steps` stops the script itself, and
+    without it StepLimit does."""
+    text = script.read_text(encoding="utf-8")
+    argv = [str(script)]
+    if '"--epochs"' in text:
+        argv += ["--epochs", str(steps)]
+    if '"--max-steps"' in text:
+        argv += ["--max-steps", str(steps)]
+    if '"--device"' in text:
+        argv += ["--device", "CPU"]
+    if data_dir and '"--data-dir"' in text:
+        argv += ["--data-dir", data_dir]
+    return argv
+
+
+def run_script(script: Path, argv: list[str]) -> str:
+    """SCRIPT as `python SCRIPT ARGS` runs it; returns how it ended: "exit" (its end, or
+    sys.exit(0)), "step limit" (StepLimit). Any other exit is raised."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = argv
+    sys.path.insert(0, str(script.parent))
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except StepLimit:
+        return "step limit"
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise RuntimeError(f"{script.name} exited: {exc.code}") from exc
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return "exit"
+
+
+def time_script(script: Path, steps: int, rec: Recorder, data_dir: str | None = None) -> str:
+    """model / native / reference: the script as it runs, each train-cell call timed."""
+
+    def on_train_call(cell, real_call, args, kwargs):  # noqa: ANN001, ANN202
+        if len(rec.call_ends) >= steps:
+            raise StepLimit
         rec.begin()
-        loss = step(image, label)
-        rec.end()
+        out = real_call(cell, *args, **kwargs)
+        rec.end(out)
+        return out
+
+    remove = install_hook(on_train_call)
+    try:
+        return run_script(script, script_argv(script, steps, data_dir))
+    finally:
+        remove()
+
+
+def capture(script: Path, steps: int, data_dir: str | None = None) -> tuple:
+    """The script's train cell (never called) and the first `steps` batches it would train on, in
+    its own order: its train cell's calls return a zero loss instead of training."""
+    import mindspore as ms
+    import numpy as np
+
+    found: dict = {"cell": None, "batches": []}
+
+    def on_train_call(cell, real_call, args, kwargs):  # noqa: ANN001, ANN202, ARG001
+        if found["cell"] is None:
+            found["cell"] = cell
+        if len(found["batches"]) >= steps:
+            raise StepLimit
+        found["batches"].append(tuple(args))
+        return ms.Tensor(np.float32(0.0))
+
+    remove = install_hook(on_train_call)
+    try:
+        run_script(script, script_argv(script, steps, data_dir))
+    finally:
+        remove()
+    if found["cell"] is None:
+        raise RuntimeError(f"{script.name} called no train cell")
+    return found["cell"], found["batches"]
+
+
+def net_with_loss(cell):  # noqa: ANN001, ANN201
+    """A train cell's network-with-loss: TrainOneStepCell's `network`, or its one child cell that
+    is not the optimizer."""
+    if getattr(cell, "network", None) is not None:
+        return cell.network
+    children = [c for c in cell.cells() if c is not cell.optimizer]
+    if len(children) != 1:
+        raise RuntimeError(f"{type(cell).__name__}: {len(children)} child cells beside the optimizer")
+    return children[0]
+
+
+def floor(script: Path, steps: int, rec: Recorder, data_dir: str | None = None) -> float:
+    """The hand-written floor on the script's first `steps` batches; returns the final sync's s."""
+    from mindspore import nn
+
+    cell, batches = capture(script, steps, data_dir)
+    sens = getattr(cell, "sens", 1.0)
+    step = nn.TrainOneStepCell(net_with_loss(cell), cell.optimizer, sens=sens)
+    step.set_train()
+    loss = None
+    for batch in batches:
+        rec.begin()
+        loss = step(*batch)
+        rec.end(loss)
     t0 = time.perf_counter()
-    loss.asnumpy()
+    loss_value(loss)
     return time.perf_counter() - t0
 
 
-def _time_model(module, rec: Recorder) -> None:  # noqa: ANN001
-    """Model.train gets a timing callback before the script's callbacks and one after them."""
-    from mindspore.train import Callback
+def _in_memory_dataset(batches):  # noqa: ANN001, ANN202
+    """Ready batches as a dataset whose every element is one batch (no shuffle, map or batch)."""
+    import numpy as np
+    from mindspore import dataset as ds
 
-    class StepTimer(Callback):
-        def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
-            rec.begin()
-
-        def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
-            rec.end()
-
-    class CallTimer(Callback):
-        def on_train_step_end(self, run_context):  # noqa: ANN001, ARG002
-            rec.call_end()
-
-    real_model = module.Model
-
-    class TimedModel(real_model):
-        def train(self, *args, callbacks=None, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            return super().train(*args, callbacks=[CallTimer(), *(callbacks or []), StepTimer()], **kwargs)
-
-    module.Model = TimedModel
-
-
-def _time_native(module, rec: Recorder) -> None:  # noqa: ANN001
-    """The native loop's TrainStep, timed around each call (the script's loop is unchanged)."""
-    real_step = module.TrainStep
-
-    class TimedTrainStep(real_step):
-        def __call__(self, *args):  # noqa: ANN002, ANN204
-            rec.begin()
-            out = super().__call__(*args)
-            rec.end()
-            return out
-
-    module.TrainStep = TimedTrainStep
-
-
-def _train_args(module, script: Path, out_dir: Path, steps: int):  # noqa: ANN001, ANN202
-    steps_per_epoch = module.build_train_dataset().get_dataset_size()
-    sys.argv = [str(script), "--epochs", str(math.ceil(steps / steps_per_epoch)), "--max-steps", str(steps)]
-    sys.argv += ["--output-dir", str(out_dir)]
-    return module.parse_args()
+    images = np.stack([b[0].asnumpy() for b in batches])
+    labels = np.stack([b[1].asnumpy() for b in batches])
+    return ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
 
 
 PROFILE_FROM = 5  # steps ended before MindSpore's profiler starts (compile and warm-up left out)
@@ -218,20 +234,22 @@ PROFILE_FROM = 5  # steps ended before MindSpore's profiler starts (compile and 
 
 class OpProfile:
     """MindSpore's profiler (CPU activity) over a run's steps after the first PROFILE_FROM; the
-    result is its per-op-type table (FRAMEWORK/cpu_op_type_info_0.csv) as ms per profiled step."""
+    result is its per-op-type table (FRAMEWORK/cpu_op_type_info_0.csv) as ms per profiled step.
+    Made at the PROFILE_FROM-th step's end, when the script has set its context."""
 
     def __init__(self, directory: Path) -> None:
-        import mindspore as ms
-        from mindspore.profiler import ProfilerActivity
-
         self.directory = directory
-        self.profiler = ms.Profiler(
-            output_path=str(directory), start_profile=False, activities=[ProfilerActivity.CPU]
-        )
+        self.profiler = None
         self.started_at = 0
 
     def on_end(self, ended: int) -> None:
         if ended == PROFILE_FROM:
+            import mindspore as ms
+            from mindspore.profiler import ProfilerActivity
+
+            self.profiler = ms.Profiler(
+                output_path=str(self.directory), start_profile=False, activities=[ProfilerActivity.CPU]
+            )
             self.profiler.start()
             self.started_at = ended
 
@@ -251,42 +269,38 @@ class OpProfile:
         return {"profiled_steps": steps, "ops": ops}
 
 
-def run(script_dir: Path, kind: str, source: str, steps: int, *, profile: bool = False) -> dict:
-    rec = Recorder(kind)
-    script = script_dir / ("train_model.py" if kind == "model" else "train_native.py")
-    if kind == "floor":
-        script = script_dir / "train_model.py"  # plain network: Model-style amp is applied below
-    module = _load(script)
+def run(kind: str, script: Path, steps: int, *, profile: bool = False, data_dir: str | None = None) -> dict:
     import mindspore as ms
 
     t_imported = time.perf_counter()
-    batches = None
-    if source == "memory":
-        batches = _memory_batches(module, steps)
-        module.build_train_dataset = lambda: _in_memory_dataset(batches)
-    tail_sync = 0.0
-    op_profile = OpProfile(script_dir / f"profile-{kind}-{source}") if profile else None
+    rec = Recorder()
+    op_profile = OpProfile(Path.cwd() / f"profile-{kind}") if profile else None
     if op_profile is not None:
         rec.on_end = op_profile.on_end
+    tail_sync = 0.0
+    ended = "exit"
     t_setup = time.perf_counter()
     if kind == "floor":
-        tail_sync = _floor(module, script_dir, steps, batches, rec)
+        tail_sync = floor(script, steps, rec, data_dir)
     elif kind.startswith("mindcv"):
-        t_setup, tail_sync = _run_mindcv(module, script_dir, kind, source, steps, rec.begins, rec.ends)
+        t_setup, tail_sync = _run_mindcv(script, kind, steps, rec, data_dir)
+    elif kind in SCRIPT_KINDS:
+        ended = time_script(script, steps, rec, data_dir)
     else:
-        (_time_model if kind == "model" else _time_native)(module, rec)
-        module.train(_train_args(module, script, script_dir / f"out-{kind}-{source}", steps))
-
+        raise SystemExit(f"unknown kind: {kind}")
     t_end = time.perf_counter()
-    ops = op_profile.table(len(rec.ends)) if op_profile is not None else None
+    ops = op_profile.table(len(rec.call_ends)) if op_profile is not None else None
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    ends, begins = rec.ends, rec.begins
+    ends, begins = rec.call_ends, rec.begins
     return {
         "kind": kind,
-        "input": source,
+        "script": str(script),
+        "argv": script_argv(script, steps, data_dir)[1:],
+        "ended_by": ended,
         "steps": len(ends),
         **rec.timestamps(),
+        "losses": rec.losses() if not kind.startswith("mindcv") else [],
         "import_s": t_imported - T_START,
         "setup_to_first_step_end_s": ends[0] - t_setup if ends else None,
         "first_step_s": ends[0] - begins[0] if ends else None,
@@ -298,60 +312,8 @@ def run(script_dir: Path, kind: str, source: str, steps: int, *, profile: bool =
     }
 
 
-PAIRED_ORDER = ["floor", "model", "native"]
-
-
-def run_paired(script_dir: Path, steps: int, block: int) -> dict:
-    """floor, model and native in one process (three threads), taking turns `block` steps at a time
-    on in-memory batches: each kind's blocks are timed seconds apart from the others', so a drift
-    of the machine's speed hits all three alike. Only one thread runs a step at any time."""
-    model = _load(script_dir / "train_model.py")
-    native = _load(script_dir / "train_native.py")
-    import mindspore as ms
-
-    batches = _memory_batches(model, steps)
-    for module in (model, native):
-        module.build_train_dataset = lambda: _in_memory_dataset(batches)
-    baton = Baton(PAIRED_ORDER, block)
-    recs = {kind: Recorder(kind, baton) for kind in PAIRED_ORDER}
-    _time_model(model, recs["model"])
-    _time_native(native, recs["native"])
-    model_args = _train_args(model, script_dir / "train_model.py", script_dir / "out-paired-model", steps)
-    native_args = _train_args(native, script_dir / "train_native.py", script_dir / "out-paired-native", steps)
-    errors: dict[str, str] = {}
-
-    def guarded(kind: str, job) -> None:  # noqa: ANN001
-        try:
-            job()
-        except BaseException as exc:  # noqa: BLE001  (reported, and the other kinds must not wait forever)
-            errors[kind] = f"{type(exc).__name__}: {exc}"
-        finally:
-            baton.finished(kind)
-
-    jobs = {
-        "floor": lambda: _floor(model, script_dir, steps, batches, recs["floor"]),
-        "model": lambda: model.train(model_args),
-        "native": lambda: native.train(native_args),
-    }
-    threads = [threading.Thread(target=guarded, args=(kind, job)) for kind, job in jobs.items()]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise RuntimeError("; ".join(f"{kind}: {msg}" for kind, msg in errors.items()))
-    return {
-        "kind": "paired",
-        "block": block,
-        "steps": steps,
-        "kinds": {kind: rec.timestamps() for kind, rec in recs.items()},
-        "mindspore": ms.__version__,
-    }
-
-
-def _run_mindcv(module, script_dir: Path, kind: str, source: str, steps: int, begins: list, ends: list):  # noqa: ANN001, ANN202, PLR0913
-    """mindcv's train.py engine on the script's network name and data; returns (t_setup, tail_sync)."""
-    import mindspore as ms
+def _run_mindcv(script: Path, kind: str, steps: int, rec: Recorder, data_dir: str | None):  # noqa: ANN202
+    """mindcv's train.py engine on the script's network name and batches; returns (t_setup, tail_sync)."""
     from mindcv.loss import create_loss
     from mindcv.models import create_model
     from mindcv.optim import create_optimizer
@@ -377,15 +339,12 @@ def _run_mindcv(module, script_dir: Path, kind: str, source: str, steps: int, be
 
         mindcv_callbacks.SummaryRecord = NoSummary
 
-    module.set_runtime()
-    spec = json.loads((script_dir / "bench.json").read_text())
-    dataset = module.build_train_dataset()
-    steps_per_epoch = dataset.get_dataset_size()
+    _, batches = capture(script, steps, data_dir)  # also sets the script's context and seed
+    spec = json.loads((script.parent / "bench.json").read_text())
+    dataset = _in_memory_dataset(batches)
     network = create_model(spec["mindcv_model"], num_classes=spec["num_classes"], pretrained=False)
     loss = create_loss(name="CE", reduction="mean", label_smoothing=0.0)
-    lr = create_scheduler(
-        steps_per_epoch, scheduler="constant", lr=_first_lr(module), warmup_epochs=0, num_epochs=1
-    )
+    lr = create_scheduler(steps, scheduler="constant", lr=spec["lr"], warmup_epochs=0, num_epochs=1)
     optimizer = create_optimizer(
         network.trainable_params(), opt="momentum", lr=lr, momentum=0.9, weight_decay_filter="disable"
     )
@@ -399,7 +358,7 @@ def _run_mindcv(module, script_dir: Path, kind: str, source: str, steps: int, be
         loss_scale_type="fixed",
         loss_scale=1.0,
     )
-    out = script_dir / f"out-{kind}-{source}"
+    out = Path.cwd() / f"out-{kind}"
     state = mindcv_callbacks.StateMonitor(
         trainer,
         model_name=spec["mindcv_model"],
@@ -412,37 +371,27 @@ def _run_mindcv(module, script_dir: Path, kind: str, source: str, steps: int, be
 
     class StepTimer(Callback):
         def on_train_step_begin(self, run_context):  # noqa: ANN001, ARG002
-            begins.append(time.perf_counter())
+            rec.begin()
 
         def on_train_step_end(self, run_context):  # noqa: ANN001
-            ends.append(time.perf_counter())
-            if len(ends) >= steps:
+            rec.end(None)
+            if len(rec.call_ends) >= steps:
                 run_context.request_stop()
 
     t_setup = time.perf_counter()
-    trainer.train(
-        math.ceil(steps / steps_per_epoch), dataset, callbacks=[state, StepTimer()], dataset_sink_mode=False
-    )
-    del ms
+    trainer.train(1, dataset, callbacks=[state, StepTimer()], dataset_sink_mode=False)
     return t_setup, 0.0
 
 
-def _first_lr(module):  # noqa: ANN001, ANN202
-    return getattr(module, "LR", 0.01)
-
-
-def _amp_level_of(script_dir: Path) -> str:
-    """amp.level as the bench config says (recorded by bench/__main__.py next to the scripts)."""
-    return json.loads((script_dir / "bench.json").read_text())["amp_level"]
-
-
 def main() -> None:
-    script_dir, kind, source, steps, out = sys.argv[1:6]
-    if kind == "paired":  # SOURCE is the block size: memory input only
-        result = run_paired(Path(script_dir), int(steps), int(source))
-    else:
-        result = run(Path(script_dir), kind, source, int(steps), profile="--profile" in sys.argv[6:])
+    kind, script, steps, out = sys.argv[1:5]
+    rest = sys.argv[5:]
+    data_dir = rest[rest.index("--data-dir") + 1] if "--data-dir" in rest else None
+    result = run(kind, Path(script).resolve(), int(steps), profile="--profile" in rest, data_dir=data_dir)
     Path(out).write_text(json.dumps(result))
+    sys.stdout.flush()
+    # a script stopped by StepLimit may leave dataset threads behind: the result is written, leave now
+    os._exit(0)
 
 
 if __name__ == "__main__":
