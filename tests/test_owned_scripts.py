@@ -21,7 +21,6 @@ from mscodegen.cli import main
 from conftest import REPO, run_plain
 
 SCRIPTS = sorted((REPO / "generated").glob("*/train_*.py"))
-GAN = {"dcgan_digits"}  # its two losses are still logged by the scripts (--loss-log): see CHANGELOG
 QUICKSTART = REPO / "examples" / "mnist_quickstart.yaml"
 MNIST = REPO / "examples" / "data" / "mnist"
 # the options that exist for trying a script out and for `mscodegen parity` rather than for training
@@ -53,9 +52,8 @@ def test_harness_lines_are_counted() -> None:
 def test_scripts_hold_almost_nothing_of_ours(script: Path) -> None:
     text = script.read_text(encoding="utf-8")
     assert len(harness_lines(text)) <= HARNESS_BUDGET
-    if script.parent.name not in GAN:
-        for name in ("RunLog", "loss_log", "--loss-log", "eval_log", "import json", "open_log"):
-            assert name not in text, name
+    for name in ("RunLog", "loss_log", "--loss-log", "eval_log", "import json", "open_log"):
+        assert name not in text, name
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
