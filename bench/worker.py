@@ -84,11 +84,10 @@ def loss_value(output) -> float:  # noqa: ANN001
 
 
 def is_train_cell(cell) -> bool:  # noqa: ANN001
-    from mindspore import nn
+    """The observer's definition (mscodegen/run/observer): what parity records is what is timed."""
+    from mscodegen.run.observer.sitecustomize import train_optimizer
 
-    return bool(getattr(cell, "training", False)) and isinstance(
-        getattr(cell, "optimizer", None), nn.Optimizer
-    )
+    return train_optimizer(cell) is not None
 
 
 def install_hook(on_train_call: Callable) -> Callable[[], None]:

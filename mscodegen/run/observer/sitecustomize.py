@@ -31,6 +31,16 @@ import sys
 from typing import Any
 
 
+def train_optimizer(cell: Any) -> Any:
+    """The optimizer of a train cell, else None. A train cell is a Cell in training mode that holds an
+    nn.Optimizer as `optimizer`: Model's TrainOneStepCell, a native loop's step cell. The benchmark
+    (bench/worker.py) times the calls this recognises."""
+    from mindspore import nn
+
+    optimizer = cell._cells.get("optimizer") if isinstance(getattr(cell, "_cells", None), dict) else None
+    return optimizer if isinstance(optimizer, nn.Optimizer) and cell.training else None
+
+
 def _observe(directory: str) -> None:
     import contextlib
     import json
@@ -77,8 +87,8 @@ def _observe(directory: str) -> None:
     cell_call = nn.Cell.__call__
 
     def observed_call(cell: Any, *args: Any, **kwargs: Any) -> Any:
-        optimizer = cell._cells.get("optimizer") if isinstance(cell._cells, dict) else None
-        if not isinstance(optimizer, nn.Optimizer) or not cell.training:
+        optimizer = train_optimizer(cell)
+        if optimizer is None:
             return cell_call(cell, *args, **kwargs)
         lr = floats(nn.Optimizer.get_lr(optimizer))  # what this update applies
         outputs = cell_call(cell, *args, **kwargs)
