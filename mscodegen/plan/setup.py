@@ -157,9 +157,9 @@ class LRSchedule:
 class Optimizer:
     name: str
     class_name: str
-    # the parameters it gets: groups (optimizer.groups, layer_decay), or from optimizer.decay_filter
-    # without them; None: network.trainable_params() (MindSpore's own filter)
-    params: Literal["optimizer_groups", "no_norm_no_bias", "every_parameter"] | None
+    # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
+    # trainable: network.trainable_params(), MindSpore's own filter
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"]
     args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
     decay_rule: DecayRule = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
@@ -282,7 +282,7 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     args = optimizer_args(opt)
     rule = opt.decay_rule
     groups = _optimizer_groups(cfg)
-    params: Literal["optimizer_groups", "no_norm_no_bias", "every_parameter"] | None = None
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"] = "trainable"
     if groups:
         params = "optimizer_groups"
     elif rule != "mindspore_default":
