@@ -13,7 +13,7 @@ from typing import Any
 import black
 import pytest
 
-from mscodegen.catalog.literals import Call, call, literal
+from mscodegen.catalog.literals import Call, Name, call, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
@@ -533,7 +533,7 @@ def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, str]) -> N
 
 def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path: Path) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + "loss_scale: {kind: fixed}\n"))
-    assert ("loss_scale", "LOSS_SCALE") in plan.shared.optimizer.args
+    assert ("loss_scale", Name("LOSS_SCALE")) in plan.shared.optimizer.args
 
 
 # --- network build expressions and shapes ---------------------------------------------------------

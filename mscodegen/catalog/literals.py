@@ -9,10 +9,17 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
+class Name:
+    """A name of the script as a value (WEIGHT_DECAY, a parameter): written as itself, unquoted."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     """A call the script makes, as facts: `func(*args, **kwargs)`; `literal` writes it.
 
-    func is a name (`nn.Accuracy`, `create_model`); args and kwargs values are plain data or Calls.
+    func is a name (`nn.Accuracy`, `create_model`); args and kwargs values are plain data, Names or Calls.
     """
 
     func: str
@@ -31,7 +38,7 @@ class Call:
 
 
 def literal(value: Any) -> str:
-    """A config value (or a Call of them) as Python source: repr() of plain data only, never raw text.
+    """A config value (or a Name, a Call) as Python source: repr() of plain data only, never raw text.
 
     Strings are quoted and floats written the way black would leave them (:func:`string`; no `+`
     in an exponent), so black has less to do.
@@ -55,6 +62,8 @@ def literal(value: Any) -> str:
         )
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Name):
+        return value.name
     if isinstance(value, Call):
         args = [*map(literal, value.args), *(f"{k}={literal(v)}" for k, v in value.kwargs)]
         return f"{value.func}({', '.join(args)})"

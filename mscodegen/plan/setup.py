@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mscodegen.catalog.literals import Call, literal
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema.gan import GanConfig
@@ -160,7 +160,7 @@ class Optimizer:
     # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
     # trainable: network.trainable_params(), MindSpore's own filter
     params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"]
-    args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
+    args: tuple[tuple[str, object], ...]  # (keyword, value): after the parameters and learning_rate
     decay_rule: DecayRule = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
     groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
@@ -181,7 +181,7 @@ class OptimizerGroup:
     key: str  # the YAML key it comes from
     patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
     lr_scale: float | None  # multiplies the schedule (or LR); None: the schedule itself
-    weight_decay: str  # a float literal or WEIGHT_DECAY
+    weight_decay: float | Name  # its own, or WEIGHT_DECAY
     comment: str
 
 
@@ -288,9 +288,9 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     elif rule != "mindspore_default":
         params = rule
     if opt.weight_decay and rule == "mindspore_default" and not groups:
-        args.append(("weight_decay", "WEIGHT_DECAY"))
+        args.append(("weight_decay", Name("WEIGHT_DECAY")))
     if loss_scale_in_optimizer:
-        args.append(("loss_scale", "LOSS_SCALE"))
+        args.append(("loss_scale", Name("LOSS_SCALE")))
     note = None
     if opt.decay_filter == "all":
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
@@ -308,22 +308,22 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     )
 
 
-def optimizer_args(opt: OptimizerSection) -> list[tuple[str, str]]:
-    """The optimizer's own keyword arguments after the learning rate: (keyword, Python expression)."""
-    args: list[tuple[str, str]] = []
+def optimizer_args(opt: OptimizerSection) -> list[tuple[str, object]]:
+    """The optimizer's own keyword arguments after the learning rate: (keyword, value)."""
+    args: list[tuple[str, object]] = []
     if opt.name in ("momentum", "sgd"):
-        args.append(("momentum", literal(opt.momentum)))
+        args.append(("momentum", opt.momentum))
     if opt.name == "sgd" and opt.dampening:
-        args.append(("dampening", literal(opt.dampening)))
+        args.append(("dampening", opt.dampening))
     if opt.name in ("momentum", "sgd") and opt.nesterov:
-        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
+        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", True))
     if opt.name in ("adam", "adamw", "lamb"):
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+        args += [("beta1", opt.beta1), ("beta2", opt.beta2), ("eps", opt.eps)]
     if opt.name == "lion":
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
+        args += [("beta1", opt.beta1), ("beta2", opt.beta2)]
     if opt.name == "rmsprop":
-        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
-        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+        args += [("decay", opt.decay), ("momentum", opt.momentum)]
+        args += [("epsilon", opt.epsilon), ("centered", opt.centered)]
     return args
 
 
@@ -340,7 +340,7 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
         if g.lr is not None:
             scale = g.lr / opt.lr
             what = f"lr {g.lr} (the schedule x lr / optimizer.lr)"
-        wd = "WEIGHT_DECAY" if g.weight_decay is None else literal(g.weight_decay)
+        wd = Name("WEIGHT_DECAY") if g.weight_decay is None else g.weight_decay
         wd_what = "optimizer.weight_decay" if g.weight_decay is None else f"weight_decay {g.weight_decay}"
         out.append(
             OptimizerGroup(
@@ -358,7 +358,7 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
             "default group",
             (),
             None,
-            "WEIGHT_DECAY",
+            Name("WEIGHT_DECAY"),
             "every other parameter: the schedule, optimizer.weight_decay",
         )
     )
@@ -376,7 +376,7 @@ def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
             key="optimizer.layer_decay",
             patterns=layer.patterns,
             lr_scale=rate ** (last - i),
-            weight_decay="WEIGHT_DECAY",
+            weight_decay=Name("WEIGHT_DECAY"),
             comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
         )
         for i, layer in enumerate(layers[:-1])
@@ -387,7 +387,7 @@ def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
             "default group",
             (),
             None,
-            "WEIGHT_DECAY",
+            Name("WEIGHT_DECAY"),
             f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
         )
     )
