@@ -113,8 +113,8 @@ class Network:
     factory: ImportedName | None = None
     dense_init: Call | None = None  # network.dense_init: the weight_init of the Dense layers
     conv_init: Call | None = None  # network.conv_init (lenet5)
-    # the class the script writes; MainLogits: a mindcv model that also returns auxiliary logits in training
-    cell: Literal["LeNet5", "MLP", "MainLogits"] | None = None
+    # the classes the script writes; MainLogits: a mindcv model that also returns auxiliary logits in training
+    classes: tuple[Literal["LeNet5", "MLP", "MainLogits"], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +228,7 @@ def build_network(cfg: Config, rel: Relative) -> Network:
             (first, *rest),
             dense_init=_initializer(net.dense_init),
             conv_init=_initializer(net.conv_init),
-            cell="LeNet5" if net.name == "lenet5" else "MLP",
+            classes=("LeNet5",) if net.name == "lenet5" else ("MLP",),
         )
     if isinstance(net, MindcvNetwork):
         build = Call.of("create_model", net.name, num_classes=net.num_classes, pretrained=False, **net.kwargs)
@@ -236,7 +236,9 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
         aux = returns_aux_logits(net.name, net.kwargs)
         build = Call("MainLogits", (build,)) if aux else build
-        return Network("mindcv", build, summary, f"mindcv's {net.name}", cell="MainLogits" if aux else None)
+        return Network(
+            "mindcv", build, summary, f"mindcv's {net.name}", classes=("MainLogits",) if aux else ()
+        )
     factory = rel.imported(net.factory, "network.factory")
     return Network(
         "import",
