@@ -178,11 +178,10 @@ class OptimizerGroup:
     """One optimizer.groups entry (or the default group): who is in it, its LR and weight decay."""
 
     name: str  # its key in the loss log's group_lr: groups[i] or default
-    key: str  # the YAML key it comes from
-    patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
-    lr_scale: float | None  # multiplies the schedule (or LR); None: the schedule itself
-    weight_decay: float | Name  # its own, or WEIGHT_DECAY
     comment: str
+    patterns: tuple[str, ...] = ()  # fnmatch patterns; () for the default group
+    lr_scale: float | None = None  # multiplies the schedule (or LR); None: the schedule itself
+    weight_decay: float | Name = Name("WEIGHT_DECAY")  # its own, or optimizer.weight_decay
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,23 +346,13 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
         out.append(
             OptimizerGroup(
                 name=f"groups[{i}]",
-                key=f"optimizer.groups[{i}]",
                 patterns=tuple(g.params),
                 lr_scale=scale,
                 weight_decay=wd,
                 comment=f"{', '.join(g.params)}: {what}, {wd_what}",
             )
         )
-    out.append(
-        OptimizerGroup(
-            "default",
-            "default group",
-            (),
-            None,
-            Name("WEIGHT_DECAY"),
-            "every other parameter: the schedule, optimizer.weight_decay",
-        )
-    )
+    out.append(OptimizerGroup("default", "every other parameter: the schedule, optimizer.weight_decay"))
     return tuple(out)
 
 
@@ -375,24 +364,14 @@ def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
     out = [
         OptimizerGroup(
             name=f"layer_{i}",
-            key="optimizer.layer_decay",
             patterns=layer.patterns,
             lr_scale=rate ** (last - i),
-            weight_decay=Name("WEIGHT_DECAY"),
             comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
         )
         for i, layer in enumerate(layers[:-1])
     ]
-    out.append(
-        OptimizerGroup(
-            "default",
-            "default group",
-            (),
-            None,
-            Name("WEIGHT_DECAY"),
-            f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
-        )
-    )
+    what = f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule"
+    out.append(OptimizerGroup("default", what))
     return tuple(out)
 
 
