@@ -13,7 +13,7 @@ from typing import Any
 import black
 import pytest
 
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import Call, Name, call, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
@@ -154,6 +154,16 @@ def test_call_renders_keyword_values_as_literals() -> None:
 
 def test_call_accepts_a_keyword_named_func() -> None:
     assert call("Net", func=1, args=2) == "Net(func=1, args=2)"
+
+
+def test_a_call_of_values_renders_as_literals() -> None:
+    inner = Call.of("create_model", "resnet18", pretrained=False, func=1)
+    assert (
+        literal(Call("MainLogits", (inner,)))
+        == 'MainLogits(create_model("resnet18", pretrained=False, func=1))'
+    )
+    with pytest.raises(ValueError, match="cannot be a keyword argument name"):
+        Call.of("f", **{"a-b": 1})
 
 
 @pytest.mark.parametrize("key", ["a-b", "class", "1x", "a b", "x=1, y", ""])
@@ -313,7 +323,7 @@ def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> N
     assert factory is not None and factory.sys_path is not None
     assert (tmp_path / "generated" / "run" / factory.sys_path).resolve() == config_dir.resolve()
     assert (factory.module, factory.attr, factory.key) == ("nets", "Net", "network.factory")
-    assert plan.shared.network.build_expr == "Net()"
+    assert literal(plan.shared.network.call) == "Net()"
 
 
 # --- constants carry their YAML keys --------------------------------------------------------------
@@ -523,7 +533,7 @@ def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, str]) -> N
 
 def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path: Path) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + "loss_scale: {kind: fixed}\n"))
-    assert ("loss_scale", "LOSS_SCALE") in plan.shared.optimizer.args
+    assert ("loss_scale", Name("LOSS_SCALE")) in plan.shared.optimizer.args
 
 
 # --- network build expressions and shapes ---------------------------------------------------------
@@ -548,7 +558,7 @@ def test_mindcv_build_expression(tmp_path: Path, network: str, expected: str) ->
         "[1, 8, 8]}", f"[{channels}, 8, 8], num_classes: 3}}"
     )
     plan = plan_of(load(tmp_path, text))
-    assert plan.shared.network.build_expr == expected
+    assert literal(plan.shared.network.call) == expected
     assert "from mindcv.models import create_model" in plan.imports
 
 
@@ -575,10 +585,9 @@ def test_lenet_flatten_size(tmp_path: Path, height: int, width: int) -> None:
     )
     plan = plan_of(load(tmp_path, text))
     first = plan.shared.network.dense[0]
-    channels, side_h, side_w = (int(n) for n in first.in_features.split(" * "))
-    assert channels * side_h * side_w == lenet_flatten(height, width)
-    assert plan.shared.network.build_expr == "LeNet5(num_classes=10, in_channels=3)"
-    assert [d.out_features for d in plan.shared.network.dense] == ["120", "84", "num_classes"]
+    assert math.prod(first.in_features) == lenet_flatten(height, width)
+    assert literal(plan.shared.network.call) == "LeNet5(num_classes=10, in_channels=3)"
+    assert [d.out_features for d in plan.shared.network.dense] == [120, 84, "num_classes"]
 
 
 def test_lenet_known_sizes() -> None:
@@ -589,7 +598,7 @@ def test_lenet_known_sizes() -> None:
 def test_mlp_input_features(tmp_path: Path) -> None:
     text = MINIMAL.replace("[1, 8, 8]", "[3, 5, 7]")
     plan = plan_of(load(tmp_path, text))
-    assert plan.shared.network.build_expr == "MLP(num_classes=10, in_features=105)"
+    assert literal(plan.shared.network.call) == "MLP(num_classes=10, in_features=105)"
 
 
 # --- what each variant writes out ---------------------------------------------------------------

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
+from mscodegen.catalog.literals import literal
 from mscodegen.cli import main
 from mscodegen.config.compose import compose
 from mscodegen.config.load import LoadedConfig, load_config
@@ -125,12 +126,15 @@ def test_loss_kwargs_default_only_for_softmax_cross_entropy(tmp_path: Path, loss
         if loss == "SoftmaxCrossEntropyWithLogits"
         else f"nn.{loss}()"
     )
-    assert plan_of(loaded).shared.loss.expr == expected
+    assert literal(plan_of(loaded).shared.loss.call) == expected
 
 
 def test_explicit_loss_kwargs_replace_the_default(tmp_path: Path) -> None:
     text = MINIMAL + "loss: {name: SoftmaxCrossEntropyWithLogits, kwargs: {sparse: true}}\n"
-    assert plan_of(load(tmp_path, text)).shared.loss.expr == "nn.SoftmaxCrossEntropyWithLogits(sparse=True)"
+    assert (
+        literal(plan_of(load(tmp_path, text)).shared.loss.call)
+        == "nn.SoftmaxCrossEntropyWithLogits(sparse=True)"
+    )
 
 
 # --- discriminated unions: every kind is accepted ------------------------------------------------

@@ -4,11 +4,41 @@ from __future__ import annotations
 
 import keyword
 import math
+from dataclasses import dataclass
 from typing import Any
 
 
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A name of the script as a value (WEIGHT_DECAY, a parameter): written as itself, unquoted."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call the script makes, as facts: `func(*args, **kwargs)`; `literal` writes it.
+
+    func is a name (`nn.Accuracy`, `create_model`); args and kwargs values are plain data, Names or Calls.
+    """
+
+    func: str
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        for key, _ in self.kwargs:
+            if not key.isidentifier() or keyword.iskeyword(key) or key == "__debug__":
+                raise ValueError(f"{key!r} cannot be a keyword argument name")
+
+    @classmethod
+    def of(cls, func: str, /, *args: Any, **kwargs: Any) -> Call:
+        """`func` is positional-only so that a config kwarg named `func` is just another keyword."""
+        return cls(func, args, tuple(kwargs.items()))
+
+
 def literal(value: Any) -> str:
-    """A config value as Python source: repr() of plain data only, never raw text.
+    """A config value (or a Name, a Call) as Python source: repr() of plain data only, never raw text.
 
     Strings are quoted and floats written the way black would leave them (:func:`string`; no `+`
     in an exponent), so black has less to do.
@@ -32,6 +62,11 @@ def literal(value: Any) -> str:
         )
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Name):
+        return value.name
+    if isinstance(value, Call):
+        args = [*map(literal, value.args), *(f"{k}={literal(v)}" for k, v in value.kwargs)]
+        return f"{value.func}({', '.join(args)})"
     raise TypeError(f"cannot render {type(value).__name__} as a literal")
 
 
@@ -63,8 +98,6 @@ def call(func: str, /, *args: str, **kwargs: Any) -> str:
 
     `func` is positional-only so that a config kwarg named `func` is just another keyword.
     """
-    for key in kwargs:
-        if not key.isidentifier() or keyword.iskeyword(key) or key == "__debug__":
-            raise ValueError(f"{key!r} cannot be a keyword argument name")
+    Call.of(func, **kwargs)  # refuses keywords that are not identifiers
     parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
     return f"{func}({', '.join(parts)})"

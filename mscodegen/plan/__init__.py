@@ -246,6 +246,7 @@ def build_shared(
     pretrained = build_pretrained(cfg, rel)
     network, loss, metrics = build_network(cfg, rel), build_loss(cfg, rel), build_metrics(cfg, rel)
     freeze = build_freeze(cfg)
+    written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     constants = build_constants(
         cfg,
         step,
@@ -284,8 +285,8 @@ def build_shared(
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
         metrics=metrics,
-        binary_metric=any(m.expr.startswith("BinaryMetric(") for m in metrics),
-        auc_metric=any(m.expr == "AUC()" for m in metrics),
+        binary_metric="BinaryMetric" in written,
+        auc_metric="AUC" in written,
         amp=build_amp(cfg),
         step=step,
         parallel=build_parallel(cfg),
@@ -372,7 +373,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         writes_loss_cell=writes_loss_cell,
         net_with_loss=net_with_loss,
         eval_net=eval_net,
-        eval_loss_metric=any(m.expr == "nn.Loss()" for m in shared.metrics),
+        eval_loss_metric=any(m.call.func == "nn.Loss" for m in shared.metrics),
         model=model,
         callbacks=_callbacks(shared) if variant == "model" else (),
         sets_parallel_context=model is not None and shared.parallel is not None,

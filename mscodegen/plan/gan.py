@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import Name, call, literal
 from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
@@ -67,7 +67,7 @@ class GanNetwork:
     summary: str  # the builtin class's docstring
     optimizer_class: str  # nn.Adam, or the imported class (Lion)
     optimizer_module: str | None
-    optimizer_args: tuple[tuple[str, str], ...]  # after params and learning_rate
+    optimizer_args: tuple[tuple[str, object], ...]  # after params and learning_rate
     key: str  # gan.generator
 
     @property
@@ -293,7 +293,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         build = call(factory.attr, **net.kwargs)
     args = optimizer_args(opt)
     if opt.weight_decay:
-        args.append(("weight_decay", f"{short.upper()}_WEIGHT_DECAY"))
+        args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))
     module = OPTIMIZER_MODULES.get(opt.name)
     name = OPTIMIZER_CLASSES[opt.name]
     return GanNetwork(

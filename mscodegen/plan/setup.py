@@ -6,11 +6,11 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema.gan import GanConfig
@@ -18,6 +18,7 @@ from mscodegen.schema.layers import layers_of
 from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
 from mscodegen.schema.optim import (
     CosineLR,
+    DecayRule,
     ExponentialLR,
     ImportedLoss,
     OneCycleLR,
@@ -39,19 +40,19 @@ OPTIMIZER_CLASSES = {
 # Optimizers that are not in mindspore.nn: the module the script imports them from.
 OPTIMIZER_MODULES = {"lion": "mindcv.optim.lion"}
 METRIC_CLASSES = {
-    "accuracy": "nn.Accuracy()",
-    "loss": "nn.Loss()",
-    "precision": "nn.Precision()",
-    "recall": "nn.Recall()",
-    "f1": "nn.F1()",
-    "mae": "nn.MAE()",
-    "mse": "nn.MSE()",
+    "accuracy": Call("nn.Accuracy"),
+    "loss": Call("nn.Loss"),
+    "precision": Call("nn.Precision"),
+    "recall": Call("nn.Recall"),
+    "f1": Call("nn.F1"),
+    "mae": Call("nn.MAE"),
+    "mse": Call("nn.MSE"),
     # one logit per sample (BCEWithLogitsLoss): classes the script writes (templates/_loop.py.j2)
-    "binary_accuracy": 'BinaryMetric("accuracy")',
-    "binary_precision": 'BinaryMetric("precision")',
-    "binary_recall": 'BinaryMetric("recall")',
-    "binary_f1": 'BinaryMetric("f1")',
-    "auc": "AUC()",
+    "binary_accuracy": Call("BinaryMetric", ("accuracy",)),
+    "binary_precision": Call("BinaryMetric", ("precision",)),
+    "binary_recall": Call("BinaryMetric", ("recall",)),
+    "binary_f1": Call("BinaryMetric", ("f1",)),
+    "auc": Call("AUC"),
 }
 
 
@@ -88,7 +89,7 @@ class ImportedName:
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
-    mode_const: str  # ms.GRAPH_MODE or ms.PYNATIVE_MODE (runtime.mode)
+    mode: Literal["GRAPH_MODE", "PYNATIVE_MODE"]  # runtime.mode: the mindspore constant
     device: str  # runtime.device_target: the default of --device
     cpu_threads: int | None
     max_device_memory: str | None
@@ -98,28 +99,28 @@ class Runtime:
 @dataclass(frozen=True, slots=True)
 class DenseLayer:
     name: str
-    in_features: str  # an int literal or a parameter name
-    out_features: str
-    comment: str | None = None
+    in_features: tuple[int | str, ...]  # multiplied: numbers or the class's parameter names
+    out_features: int | str  # a number or num_classes
 
 
 @dataclass(frozen=True, slots=True)
 class Network:
     kind: Literal["lenet5", "mlp", "mindcv", "import"]
-    build_expr: str
+    call: Call  # what build_network() calls
     summary: str  # build_network()'s docstring
     short: str  # the script's docstring
     dense: tuple[DenseLayer, ...] = ()
     factory: ImportedName | None = None
-    dense_init: str | None = None  # network.dense_init: the weight_init expression of the Dense layers
-    conv_init: str | None = None  # network.conv_init (lenet5)
-    main_logits: bool = False  # a mindcv model that also returns auxiliary logits in training: MainLogits
+    dense_init: Call | None = None  # network.dense_init: the weight_init of the Dense layers
+    conv_init: Call | None = None  # network.conv_init (lenet5)
+    # the classes the script writes; MainLogits: a mindcv model that also returns auxiliary logits in training
+    classes: tuple[Literal["LeNet5", "MLP", "MainLogits"], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Loss:
     name: str
-    expr: str
+    call: Call
     factory: ImportedName | None = None  # loss.path (kind: import)
 
 
@@ -128,7 +129,7 @@ class LRSchedule:
     kind: Literal[
         "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
     ]
-    warmup: bool = False  # lr_schedule.warmup_epochs > 0 (exponential, polynomial, piecewise, cosine)
+    warmup: bool = False  # a linear warm-up first: warmup_cosine, or lr_schedule.warmup_epochs > 0
     epoch_stair: bool = False  # lr_schedule.epoch_stair
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
 
@@ -143,11 +144,7 @@ class LRSchedule:
             "polynomial": "LR down to END_LR along a polynomial of degree POWER",
             "one_cycle": "one cycle up to LR and down again",
         }.get(self.kind, "LR")
-        warm = (
-            "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then "
-            if self.warmup or self.kind == "warmup_cosine"
-            else ""
-        )
+        warm = "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then " if self.warmup else ""
         return warm + what
 
     @property
@@ -160,32 +157,15 @@ class LRSchedule:
 class Optimizer:
     name: str
     class_name: str
-    decay_filter: bool  # optimizer.decay_filter no_norm_no_bias: parameter groups
-    args: tuple[tuple[str, str], ...]  # (keyword, Python expression)
-    decay_rule: str = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
+    # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
+    # trainable: network.trainable_params(), MindSpore's own filter
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"]
+    args: tuple[tuple[str, object], ...]  # (keyword, value): after the parameters and learning_rate
+    decay_rule: DecayRule = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
-    decays_expr: str = "True"  # optimizer.groups: does parameter `name` get its group's weight decay
     groups: tuple[OptimizerGroup, ...] = ()  # optimizer.groups, then the default group
     groups_key: str = "optimizer.groups"  # the key the groups come from: optimizer.groups or layer_decay
     module: str | None = None  # where class_name is imported from; None: mindspore.nn
-
-    @property
-    def group_lr(self) -> bool:
-        """Parameter groups with their own LR: optimizer.get_lr() returns one per group."""
-        return bool(self.groups)
-
-    @property
-    def applied_lr(self) -> str:
-        """The harness's reading of the LR the next update applies (a list, one per parameter, with
-        groups). An imported optimizer (mindcv's Lion) advances its step in its own get_lr, so the
-        base class's side-effect-free one is called."""
-        get = "nn.Optimizer.get_lr(optimizer)" if self.module else "optimizer.get_lr()"
-        return f"[float(lr.asnumpy()) for lr in {get}]" if self.group_lr else f"float({get}.asnumpy())"
-
-    @property
-    def decays_expr_p(self) -> str:
-        """decays_expr on a parameter `p` instead of a name."""
-        return self.decays_expr.replace("name", "p.name")
 
     @property
     def constructor(self) -> str:
@@ -198,33 +178,23 @@ class OptimizerGroup:
     """One optimizer.groups entry (or the default group): who is in it, its LR and weight decay."""
 
     name: str  # its key in the loss log's group_lr: groups[i] or default
-    key: str  # the YAML key it comes from
-    patterns: tuple[str, ...]  # fnmatch patterns; () for the default group
-    lr_scale: str | None  # a float literal multiplying the schedule, None: the schedule itself
-    weight_decay: str  # a float literal or WEIGHT_DECAY
     comment: str
-    lr_expr: str = "learning_rate"  # the group's LR in the script: the schedule, scaled
-
-
-# optimizer.decay_filter -> the condition (on a parameter's `name`) under which it is decayed.
-DECAY_EXPRS = {
-    "every_parameter": "True",
-    "mindspore_default": '"beta" not in name and "gamma" not in name',
-    "no_norm_no_bias": 'name.rsplit(".", 1)[-1] not in ("bias", "gamma", "beta")',
-}
+    patterns: tuple[str, ...] = ()  # fnmatch patterns; () for the default group
+    lr_scale: float | None = None  # multiplies the schedule (or LR); None: the schedule itself
+    weight_decay: float | Name = Name("WEIGHT_DECAY")  # its own, or optimizer.weight_decay
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
     key: str
-    expr: str
+    call: Call
     factory: ImportedName | None
 
 
 def build_runtime(cfg: Config | GanConfig) -> Runtime:
     rt = cfg.runtime
     return Runtime(
-        mode_const="ms.GRAPH_MODE" if rt.mode == "graph" else "ms.PYNATIVE_MODE",
+        mode="GRAPH_MODE" if rt.mode == "graph" else "PYNATIVE_MODE",
         device=rt.device_target,
         cpu_threads=rt.cpu_threads,
         max_device_memory=rt.max_device_memory,
@@ -239,16 +209,16 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         assert shape is not None  # schema/rules rejects configs where it is unknown
         channels, height, width = shape
         summary = f"{net.name}, input {channels}x{height}x{width}, {net.num_classes} classes"
-        outs = [*(str(w) for w in net.hidden), "num_classes"]
+        outs: list[int | str] = [*net.hidden, "num_classes"]
         if net.name == "lenet5":
             side_h, side_w = ((height - 4) // 2 - 4) // 2, ((width - 4) // 2 - 4) // 2
             # 16 channels of side_h x side_w after the second convolution and pooling
-            first = DenseLayer("fc1", f"16 * {side_h} * {side_w}", outs[0])
-            build = call("LeNet5", num_classes=net.num_classes, in_channels=channels)
+            first = DenseLayer("fc1", (16, side_h, side_w), outs[0])
+            build = Call.of("LeNet5", num_classes=net.num_classes, in_channels=channels)
         else:
-            first = DenseLayer("fc1", "in_features", outs[0])
-            build = call("MLP", num_classes=net.num_classes, in_features=channels * height * width)
-        rest = tuple(DenseLayer(f"fc{i + 2}", outs[i], outs[i + 1]) for i in range(len(outs) - 1))
+            first = DenseLayer("fc1", ("in_features",), outs[0])
+            build = Call.of("MLP", num_classes=net.num_classes, in_features=channels * height * width)
+        rest = tuple(DenseLayer(f"fc{i + 2}", (outs[i],), outs[i + 1]) for i in range(len(outs) - 1))
         return Network(
             net.name,
             build,
@@ -257,37 +227,36 @@ def build_network(cfg: Config, rel: Relative) -> Network:
             (first, *rest),
             dense_init=_initializer(net.dense_init),
             conv_init=_initializer(net.conv_init),
+            classes=("LeNet5",) if net.name == "lenet5" else ("MLP",),
         )
     if isinstance(net, MindcvNetwork):
-        build = call(
-            "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
-        )
+        build = Call.of("create_model", net.name, num_classes=net.num_classes, pretrained=False, **net.kwargs)
         weights = "weights from network.checkpoint" if net.checkpoint else "no pretrained weights"
         summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
         aux = returns_aux_logits(net.name, net.kwargs)
-        build = f"MainLogits({build})" if aux else build
-        return Network("mindcv", build, summary, f"mindcv's {net.name}", main_logits=aux)
+        build = Call("MainLogits", (build,)) if aux else build
+        return Network(
+            "mindcv", build, summary, f"mindcv's {net.name}", classes=("MainLogits",) if aux else ()
+        )
     factory = rel.imported(net.factory, "network.factory")
     return Network(
         "import",
-        call(factory.attr, **net.kwargs),
+        Call.of(factory.attr, **net.kwargs),
         net.factory,
         f"{factory.attr} from {factory.module}",
         factory=factory,
     )
 
 
-def _initializer(init: Initializer | None) -> str | None:
-    if init is None:
-        return None
-    return call(f"initializer.{init.name}", **init.arguments())
+def _initializer(init: Initializer | None) -> Call | None:
+    return None if init is None else Call.of(f"initializer.{init.name}", **init.arguments())
 
 
 def build_loss(cfg: Config, rel: Relative) -> Loss:
     if isinstance(cfg.loss, ImportedLoss):
         factory = rel.imported(cfg.loss.path, "loss.path")
         return Loss(
-            f"{factory.module}:{factory.attr} (imported)", call(factory.attr, **cfg.loss.kwargs), factory
+            f"{factory.module}:{factory.attr} (imported)", Call.of(factory.attr, **cfg.loss.kwargs), factory
         )
     kwargs: dict[str, object] = {}
     if cfg.loss.kwargs is not None:
@@ -295,7 +264,7 @@ def build_loss(cfg: Config, rel: Relative) -> Loss:
     elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
         # data.train.batch_transforms: soft (one-hot) labels
         kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
-    return Loss(cfg.loss.name, call(f"nn.{cfg.loss.name}", **kwargs))
+    return Loss(cfg.loss.name, Call.of(f"nn.{cfg.loss.name}", **kwargs))
 
 
 def build_lr(cfg: Config) -> LRSchedule:
@@ -306,20 +275,23 @@ def build_lr(cfg: Config) -> LRSchedule:
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)
-    return LRSchedule(schedule.kind)
+    return LRSchedule(schedule.kind, warmup=schedule.kind == "warmup_cosine")
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     opt = cfg.optimizer
     args = optimizer_args(opt)
     rule = opt.decay_rule
-    is_list = cfg.lr_schedule.kind != "constant"
-    groups = tuple(replace(g, lr_expr=_group_lr(g.lr_scale, is_list)) for g in _optimizer_groups(cfg))
-    decay_filter = rule == "no_norm_no_bias" and not groups
+    groups = _optimizer_groups(cfg)
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"] = "trainable"
+    if groups:
+        params = "optimizer_groups"
+    elif rule != "mindspore_default":
+        params = rule
     if opt.weight_decay and rule == "mindspore_default" and not groups:
-        args.append(("weight_decay", "WEIGHT_DECAY"))
+        args.append(("weight_decay", Name("WEIGHT_DECAY")))
     if loss_scale_in_optimizer:
-        args.append(("loss_scale", "LOSS_SCALE"))
+        args.append(("loss_scale", Name("LOSS_SCALE")))
     note = None
     if opt.decay_filter == "all":
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
@@ -327,41 +299,33 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     return Optimizer(
         opt.name,
         OPTIMIZER_CLASSES[opt.name],
-        decay_filter,
+        params,
         tuple(args),
         decay_rule=rule,
         decay_note=note,
-        decays_expr=DECAY_EXPRS[rule],
         groups=groups,
         groups_key="optimizer.layer_decay" if opt.layer_decay is not None else "optimizer.groups",
         module=module,
     )
 
 
-def optimizer_args(opt: OptimizerSection) -> list[tuple[str, str]]:
-    """The optimizer's own keyword arguments after the learning rate: (keyword, Python expression)."""
-    args: list[tuple[str, str]] = []
+def optimizer_args(opt: OptimizerSection) -> list[tuple[str, object]]:
+    """The optimizer's own keyword arguments after the learning rate: (keyword, value)."""
+    args: list[tuple[str, object]] = []
     if opt.name in ("momentum", "sgd"):
-        args.append(("momentum", literal(opt.momentum)))
+        args.append(("momentum", opt.momentum))
     if opt.name == "sgd" and opt.dampening:
-        args.append(("dampening", literal(opt.dampening)))
+        args.append(("dampening", opt.dampening))
     if opt.name in ("momentum", "sgd") and opt.nesterov:
-        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", "True"))
+        args.append(("use_nesterov" if opt.name == "momentum" else "nesterov", True))
     if opt.name in ("adam", "adamw", "lamb"):
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2)), ("eps", literal(opt.eps))]
+        args += [("beta1", opt.beta1), ("beta2", opt.beta2), ("eps", opt.eps)]
     if opt.name == "lion":
-        args += [("beta1", literal(opt.beta1)), ("beta2", literal(opt.beta2))]
+        args += [("beta1", opt.beta1), ("beta2", opt.beta2)]
     if opt.name == "rmsprop":
-        args += [("decay", literal(opt.decay)), ("momentum", literal(opt.momentum))]
-        args += [("epsilon", literal(opt.epsilon)), ("centered", literal(opt.centered))]
+        args += [("decay", opt.decay), ("momentum", opt.momentum)]
+        args += [("epsilon", opt.epsilon), ("centered", opt.centered)]
     return args
-
-
-def _group_lr(scale: str | None, is_list: bool) -> str:
-    """A group's LR: the schedule (a list) or LR, times its scale."""
-    if scale is None:
-        return "learning_rate" if is_list else "LR"
-    return f"[lr * {scale} for lr in learning_rate]" if is_list else f"LR * {scale}"
 
 
 def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
@@ -377,28 +341,18 @@ def _optimizer_groups(cfg: Config) -> tuple[OptimizerGroup, ...]:
         if g.lr is not None:
             scale = g.lr / opt.lr
             what = f"lr {g.lr} (the schedule x lr / optimizer.lr)"
-        wd = "WEIGHT_DECAY" if g.weight_decay is None else literal(g.weight_decay)
+        wd = Name("WEIGHT_DECAY") if g.weight_decay is None else g.weight_decay
         wd_what = "optimizer.weight_decay" if g.weight_decay is None else f"weight_decay {g.weight_decay}"
         out.append(
             OptimizerGroup(
                 name=f"groups[{i}]",
-                key=f"optimizer.groups[{i}]",
                 patterns=tuple(g.params),
-                lr_scale=None if scale is None else literal(scale),
+                lr_scale=scale,
                 weight_decay=wd,
                 comment=f"{', '.join(g.params)}: {what}, {wd_what}",
             )
         )
-    out.append(
-        OptimizerGroup(
-            "default",
-            "default group",
-            (),
-            None,
-            "WEIGHT_DECAY",
-            "every other parameter: the schedule, optimizer.weight_decay",
-        )
-    )
+    out.append(OptimizerGroup("default", "every other parameter: the schedule, optimizer.weight_decay"))
     return tuple(out)
 
 
@@ -410,24 +364,14 @@ def _layer_decay_groups(cfg: Config, rate: float) -> tuple[OptimizerGroup, ...]:
     out = [
         OptimizerGroup(
             name=f"layer_{i}",
-            key="optimizer.layer_decay",
             patterns=layer.patterns,
-            lr_scale=literal(rate ** (last - i)),
-            weight_decay="WEIGHT_DECAY",
+            lr_scale=rate ** (last - i),
             comment=f"layer {i} of 0..{last} ({layer.what}): the schedule x rate ** {last - i}",
         )
         for i, layer in enumerate(layers[:-1])
     ]
-    out.append(
-        OptimizerGroup(
-            "default",
-            "default group",
-            (),
-            None,
-            "WEIGHT_DECAY",
-            f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule",
-        )
-    )
+    what = f"layer {last} ({layers[-1].what}), every parameter no layer above matched: the schedule"
+    out.append(OptimizerGroup("default", what))
     return tuple(out)
 
 
@@ -438,9 +382,9 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
         if isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
-            out.append(Metric(m.key, call(factory.attr, **m.kwargs), factory))
+            out.append(Metric(m.key, Call.of(factory.attr, **m.kwargs), factory))
         elif isinstance(m, TopKMetric):
-            out.append(Metric(m.key, f"nn.TopKCategoricalAccuracy({m.k})", None))
+            out.append(Metric(m.key, Call("nn.TopKCategoricalAccuracy", (m.k,)), None))
         else:
             out.append(Metric(m.key, METRIC_CLASSES[m.name], None))
     return tuple(out)

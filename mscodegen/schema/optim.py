@@ -73,6 +73,7 @@ LossSection = Annotated[
 
 
 DECAY_FILTERS = ("mindspore_default", "every_parameter", "no_norm_no_bias", "all")
+DecayRule = Literal["mindspore_default", "every_parameter", "no_norm_no_bias"]  # `all` resolved
 
 
 class ParamGroup(Section):
@@ -134,7 +135,7 @@ class _Optimizer(Section):
     )
 
     @property
-    def decay_rule(self) -> str:
+    def decay_rule(self) -> DecayRule:
         """decay_filter with the deprecated `all` resolved to the name of what it does."""
         return "mindspore_default" if self.decay_filter == "all" else self.decay_filter
 
