@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import literal
 from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
@@ -47,11 +47,13 @@ Role = Literal["generator", "discriminator"]
 
 
 @dataclass(frozen=True, slots=True)
-class Layer:
-    """One entry of a builtin network's SequentialCell, and the side of the map it leaves."""
+class Block:
+    """A strided (transposed) convolution block of a builtin network: its channels in multiples of
+    `features` (0: the latent vector's or the image's), and the side of the map it leaves."""
 
-    expr: str
-    size: int | None  # None: no map (Tanh, Flatten, the logit)
+    inputs: int
+    outputs: int
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +63,13 @@ class GanNetwork:
     role: Role
     short: str  # "g" or "d": the prefix of its optimizer, grad function, LR ...
     kind: Literal["dcgan", "mindcv", "import"]
-    build_expr: str
+    builder: str  # what train() calls: Generator, Discriminator, create_model or the imported factory
+    args: tuple[str, ...]  # its positional arguments: LATENT_DIM, or mindcv's model name as a literal
+    kwargs: tuple[tuple[str, object], ...]  # its keyword arguments, printed as literals
     factory: ImportedName | None
-    layers: tuple[Layer, ...]  # dcgan: the SequentialCell's entries
+    blocks: tuple[Block, ...]  # dcgan: the SequentialCell's convolution blocks
     summary: str  # the builtin class's docstring
-    optimizer_class: str  # nn.Adam, or the imported class (Lion)
+    optimizer_class: str  # Adam (from mindspore.nn), or the imported class (Lion)
     optimizer_module: str | None
     optimizer_args: tuple[tuple[str, str], ...]  # after params and learning_rate
     key: str  # gan.generator
@@ -106,7 +110,7 @@ class GanShared:
     generator: GanNetwork
     discriminator: GanNetwork
     channels: int | None  # of data.train's images (the builtin networks' in/out channels)
-    loss_expr: str  # gan.loss
+    loss: str  # gan.loss: the mindspore.nn class
     amp: Amp
     step: GanStep
     samples: Samples | None
@@ -139,6 +143,11 @@ class GanShared:
         return "nn.Optimizer.get_lr(optimizer)" if imported else "optimizer.get_lr()"
 
     @property
+    def saves_scales(self) -> bool:
+        """Checkpoints hold the dynamic loss scales (the scalers' state becomes a cell's)."""
+        return self.step.scaler == "dynamic" and self.checkpoint is not None
+
+    @property
     def has_output_dir(self) -> bool:
         return self.samples is not None or self.checkpoint is not None
 
@@ -158,7 +167,6 @@ class GanPlan:
     imports: tuple[str, ...]
     shared: GanShared
     device_notes: tuple[DeviceNote, ...]
-    callbacks: tuple[str, ...]  # model variant: the callbacks list train() passes to Model
     sets_parallel_context: bool = False  # the reducers are written out: Model needs no parallel context
 
     @property
@@ -204,7 +212,7 @@ def build_gan_shared(
         generator=generator,
         discriminator=discriminator,
         channels=channels,
-        loss_expr=f"nn.{cfg.gan.loss}()",
+        loss=cfg.gan.loss,
         amp=build_amp(cfg),
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
@@ -230,16 +238,7 @@ def gan_variant_plan(cfg: GanConfig, shared: GanShared, variant: Literal["model"
         imports=_imports(shared, variant),
         shared=shared,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
-        callbacks=_callbacks(shared) if variant == "model" else (),
     )
-
-
-def _callbacks(s: GanShared) -> tuple[str, ...]:
-    """The model variant's callbacks, in the order Model calls them (samples and checkpoints are added after)."""
-    out = ["LossesMonitor(args, start_step)" if s.resumable else "LossesMonitor(args)"]
-    if s.time_monitor:
-        out.append("TimeMonitor()")
-    return tuple(out)
 
 
 def _checkpoint(cfg: GanConfig) -> Checkpoint | None:
@@ -266,89 +265,64 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     net, opt = part.network, part.optimizer
     short = role[0]
     factory = None
-    layers: tuple[Layer, ...] = ()
+    blocks: tuple[Block, ...] = ()
     summary = ""
+    args: tuple[str, ...] = ()
+    kwargs: dict[str, object] = {"features": getattr(net, "features", None), "channels": channels}
     if isinstance(net, DcganGenerator):
         kind: Literal["dcgan", "mindcv", "import"] = "dcgan"
-        layers = _generator_layers(net.image_size)
-        build = call("Generator", "LATENT_DIM", features=net.features, channels=channels)
-        sizes = " -> ".join(f"{layer.size}x{layer.size}" for layer in layers if layer.size)
-        summary = f"Latent (N, LATENT_DIM, 1, 1) -> {sizes} images in [-1, 1] (Tanh)."
+        builder, args = "Generator", ("LATENT_DIM",)
+        blocks = _generator_blocks(net.image_size)
+        summary = f"Latent (N, LATENT_DIM, 1, 1) -> {_sides(blocks)} images in [-1, 1] (Tanh)."
     elif isinstance(net, DcganDiscriminator):
-        kind = "dcgan"
+        kind, builder = "dcgan", "Discriminator"
         size = image_shape_of(cfg.data.train)
         assert size is not None  # the gan rules reject an unknown image shape for builtin networks
-        layers = _discriminator_layers(size[1])
-        build = call("Discriminator", features=net.features, channels=channels)
-        sizes = " -> ".join(f"{layer.size}x{layer.size}" for layer in layers if layer.size)
-        summary = f"Images {size[1]}x{size[2]} -> {sizes} -> one logit per image, (N, 1)."
+        blocks = _discriminator_blocks(size[1])
+        summary = f"Images {size[1]}x{size[2]} -> {_sides(blocks)} -> one logit per image, (N, 1)."
     elif isinstance(net, MindcvNetwork):
-        kind = "mindcv"
-        build = call(
-            "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
-        )
+        kind, builder, args = "mindcv", "create_model", (literal(net.name),)
+        kwargs = {"num_classes": net.num_classes, "pretrained": False, **net.kwargs}
     else:
         kind = "import"
         factory = rel.imported(net.factory, f"gan.{role}.network.factory")
-        build = call(factory.attr, **net.kwargs)
-    args = optimizer_args(opt)
+        builder, kwargs = factory.attr, dict(net.kwargs)
+    opt_args = optimizer_args(opt)
     if opt.weight_decay:
-        args.append(("weight_decay", f"{short.upper()}_WEIGHT_DECAY"))
-    module = OPTIMIZER_MODULES.get(opt.name)
-    name = OPTIMIZER_CLASSES[opt.name]
+        opt_args.append(("weight_decay", f"{short.upper()}_WEIGHT_DECAY"))
     return GanNetwork(
         role=role,
         short=short,
         kind=kind,
-        build_expr=build,
+        builder=builder,
+        args=args,
+        kwargs=tuple(kwargs.items()),
         factory=factory,
-        layers=layers,
+        blocks=blocks,
         summary=summary,
-        optimizer_class=name if module else f"nn.{name}",
-        optimizer_module=module,
-        optimizer_args=tuple(args),
+        optimizer_class=OPTIMIZER_CLASSES[opt.name],
+        optimizer_module=OPTIMIZER_MODULES.get(opt.name),
+        optimizer_args=tuple(opt_args),
         key=f"gan.{role}",
     )
 
 
-def _multiple(k: int) -> str:
-    return "features" if k == 1 else f"features * {k}"
+def _sides(blocks: tuple[Block, ...]) -> str:
+    return " -> ".join(f"{b.size}x{b.size}" for b in blocks)
 
 
-def _generator_layers(image_size: int) -> tuple[Layer, ...]:
+def _generator_blocks(image_size: int) -> tuple[Block, ...]:
     """4x4 from the latent vector, doubled by each transposed convolution up to image_size."""
     n = int(math.log2(image_size)) - 2  # transposed convolutions after the first
-    out = [Layer(f"*deconv_block(latent_dim, {_multiple(2 ** (n - 1))}, stride=1, padding=0)", 4)]
-    for i in range(1, n):
-        k = 2 ** (n - i)
-        out.append(
-            Layer(f"*deconv_block({_multiple(k)}, {_multiple(k // 2)}, stride=2, padding=1)", 4 * 2**i)
-        )
-    out.append(
-        Layer('nn.Conv2dTranspose(features, channels, 4, 2, "pad", 1, weight_init=WEIGHT_INIT)', image_size)
-    )
-    out.append(Layer("nn.Tanh()", None))
-    return tuple(out)
+    middle = [Block(2 ** (n - i), 2 ** (n - i - 1), 4 * 2**i) for i in range(1, n)]
+    return (Block(0, 2 ** (n - 1), 4), *middle, Block(1, 0, image_size))
 
 
-def _discriminator_layers(image_size: int) -> tuple[Layer, ...]:
-    """Halved by each strided convolution down to 4x4, then one logit."""
+def _discriminator_blocks(image_size: int) -> tuple[Block, ...]:
+    """Halved by each strided convolution down to 4x4 (then one logit)."""
     n = int(math.log2(image_size)) - 2
-    out = [Layer("*conv_block(channels, features, batch_norm=False)", image_size // 2)]
-    for i in range(1, n):
-        k = 2**i
-        out.append(
-            Layer(
-                f"*conv_block({_multiple(k // 2)}, {_multiple(k)}, batch_norm=True)",
-                image_size // 2 ** (i + 1),
-            )
-        )
-    last = _multiple(2 ** (n - 1))
-    out += [
-        Layer("nn.Flatten()", None),
-        Layer(f"nn.Dense({last} * 4 * 4, 1, weight_init=WEIGHT_INIT, has_bias=False)", None),
-    ]
-    return tuple(out)
+    rest = [Block(2 ** (i - 1), 2**i, image_size // 2 ** (i + 1)) for i in range(1, n)]
+    return (Block(0, 1, image_size // 2), *rest)
 
 
 def _constants(
