@@ -14,13 +14,14 @@ from typing import Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import literal
-from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.data import DatasetFn, build_data, data_dir_expr
+from mscodegen.plan.frame import Frame
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
-    Checkpoint,
     Constant,
     DeviceNote,
     Header,
+    build_checkpoint,
     build_device_notes,
     checkpoint_constants,
     loss_scale_constants,
@@ -32,12 +33,11 @@ from mscodegen.plan.setup import (
     OPTIMIZER_MODULES,
     ImportedName,
     Relative,
-    Runtime,
     build_runtime,
     optimizer_args,
     sys_paths,
 )
-from mscodegen.plan.step import Amp, Parallel, build_amp, build_parallel
+from mscodegen.plan.step import build_amp, build_parallel
 from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -101,30 +101,15 @@ class Samples:
 
 
 @dataclass(frozen=True, slots=True)
-class GanShared:
-    """Everything both GAN variants print the same way."""
+class GanShared(Frame):
+    """Everything both GAN variants print the same way: the frame, and two networks' training."""
 
-    header: Header
-    constants: tuple[tuple[Constant, ...], ...]
-    runtime: Runtime
     generator: GanNetwork
     discriminator: GanNetwork
     channels: int | None  # of data.train's images (the builtin networks' in/out channels)
     loss: str  # gan.loss: the mindspore.nn class
-    amp: Amp
     step: GanStep
     samples: Samples | None
-    data_helpers: tuple[str, ...]
-    sys_paths: tuple[tuple[str, tuple[str, ...]], ...]
-    data_dir: str | None
-    data_dir_keys: str  # the keys the DATA_DIR check is explained by
-    dataset_functions: tuple[DatasetFn, ...]
-    datasets: tuple[DatasetUse, ...]
-    parallel: Parallel | None
-    checkpoint: Checkpoint | None
-    resumable: bool
-    loss_monitor: bool
-    time_monitor: bool
 
     @property
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
@@ -186,7 +171,7 @@ def build_gan_shared(
     functions = tuple(_with_latent_noise(f, label, cfg.gan.d_steps, sharded) for f in data.functions)
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
-    checkpoint = _checkpoint(cfg)
+    checkpoint = build_checkpoint(cfg)
     resumable = (
         checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
     )
@@ -239,15 +224,6 @@ def gan_variant_plan(cfg: GanConfig, shared: GanShared, variant: Literal["model"
         shared=shared,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
     )
-
-
-def _checkpoint(cfg: GanConfig) -> Checkpoint | None:
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None:
-        return None
-    if ckpt.every_steps:
-        return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
-    return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
 
 
 def _with_latent_noise(fn: DatasetFn, label: str, d_steps: int, sharded: bool) -> DatasetFn:
