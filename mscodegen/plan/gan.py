@@ -106,7 +106,6 @@ class GanShared(Frame):
 
     generator: GanNetwork
     discriminator: GanNetwork
-    channels: int | None  # of data.train's images (the builtin networks' in/out channels)
     loss: str  # gan.loss: the mindspore.nn class
     step: GanStep
     samples: Samples | None
@@ -119,13 +118,6 @@ class GanShared(Frame):
     @property
     def dcgan(self) -> bool:
         return "dcgan" in (self.generator.kind, self.discriminator.kind)
-
-    @property
-    def get_lr(self) -> str:
-        """The harness's reading of the LR an optimizer applies next; an imported optimizer (mindcv's
-        Lion) advances its step in its own get_lr, so nn.Optimizer's is called."""
-        imported = any(n.optimizer_module for n in self.networks)
-        return "nn.Optimizer.get_lr(optimizer)" if imported else "optimizer.get_lr()"
 
     @property
     def saves_scales(self) -> bool:
@@ -196,7 +188,6 @@ def build_gan_shared(
         runtime=build_runtime(cfg),
         generator=generator,
         discriminator=discriminator,
-        channels=channels,
         loss=cfg.gan.loss,
         amp=build_amp(cfg),
         step=step,
