@@ -81,12 +81,11 @@ class GanNetwork:
 
 @dataclass(frozen=True, slots=True)
 class GanStep:
-    """What one step adds to the two updates: loss scaling per network, the all-reduce, d_steps."""
+    """What one step adds to the two updates: loss scaling per network, d_steps (the all-reduce: parallel)."""
 
     scaler: Literal["static", "dynamic"] | None  # amp.StaticLossScaler / DynamicLossScaler per network
     skip_overflow: bool  # an update whose gradients are not finite is skipped (and logged)
     d_steps: int
-    parallel: bool  # a DistributedGradReducer per optimizer
 
     @property
     def state_note(self) -> str:
@@ -179,7 +178,6 @@ def build_gan_shared(
         scaler=scaler,
         skip_overflow=scaler == "dynamic" or (isinstance(ls, FixedLossScale) and ls.drop_overflow_update),
         d_steps=cfg.gan.d_steps,
-        parallel=sharded,
     )
     samples = cfg.gan.samples
     return GanShared(
