@@ -61,7 +61,6 @@ class GanNetwork:
     """One of the two networks and its optimizer, as train() builds them."""
 
     role: Role
-    short: str  # "g" or "d": the prefix of its optimizer, grad function, LR ...
     kind: Literal["dcgan", "mindcv", "import"]
     builder: str  # what train() calls: Generator, Discriminator, create_model or the imported factory
     args: tuple[str, ...]  # its positional arguments: LATENT_DIM, or mindcv's model name as a literal
@@ -72,7 +71,15 @@ class GanNetwork:
     optimizer_class: str  # Adam (from mindspore.nn), or the imported class (Lion)
     optimizer_module: str | None
     optimizer_args: tuple[tuple[str, str], ...]  # after params and learning_rate
-    key: str  # gan.generator
+
+    @property
+    def short(self) -> str:
+        """g or d: the prefix of its optimizer, grad function, LR ..."""
+        return self.role[0]
+
+    @property
+    def key(self) -> str:
+        return f"gan.{self.role}"
 
     @property
     def lr(self) -> str:
@@ -257,7 +264,6 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         opt_args.append(("weight_decay", f"{short.upper()}_WEIGHT_DECAY"))
     return GanNetwork(
         role=role,
-        short=short,
         kind=kind,
         builder=builder,
         args=args,
@@ -268,7 +274,6 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         optimizer_class=OPTIMIZER_CLASSES[opt.name],
         optimizer_module=OPTIMIZER_MODULES.get(opt.name),
         optimizer_args=tuple(opt_args),
-        key=f"gan.{role}",
     )
 
 
