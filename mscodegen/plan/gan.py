@@ -1,8 +1,8 @@
 """Plan of a gan config's scripts: two networks, their optimizers and losses, the latent vectors, the samples.
 
-GanShared carries what both GAN variants print (the fields the shared macros read have the names and
-meanings Shared gives them: header, constants, data, checkpoint, parallel, ...); GanPlan adds the
-variant. The templates are train_gan_model.py.j2 and train_gan_native.py.j2.
+GanShared is a Frame (header, constants, runtime, data, amp, parallel, checkpoint: what the shared
+macros read, as one network's Shared has them) with two networks; GanPlan adds the variant. The
+templates are train_gan_model.py.j2 and train_gan_native.py.j2, on _gan.py.j2 and the shared macros.
 """
 
 from __future__ import annotations
