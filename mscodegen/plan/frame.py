@@ -29,3 +29,12 @@ class Frame:
     resumable: bool  # callbacks.checkpoint.resumable: --resume, the step and config sha256 in checkpoints
     loss_monitor: bool  # callbacks.loss_monitor
     time_monitor: bool  # callbacks.time_monitor
+
+    @property
+    def output_dir_help(self) -> str:
+        """What --output-dir holds (the scripts have the option when it holds something)."""
+        return "checkpoints" if self.checkpoint else ""
+
+    @property
+    def has_output_dir(self) -> bool:
+        return bool(self.output_dir_help)

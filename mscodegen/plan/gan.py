@@ -131,10 +131,6 @@ class GanShared(Frame):
         return self.step.scaler == "dynamic" and self.checkpoint is not None
 
     @property
-    def has_output_dir(self) -> bool:
-        return self.samples is not None or self.checkpoint is not None
-
-    @property
     def output_dir_help(self) -> str:
         """What --output-dir holds."""
         what = [w for w, on in (("samples", self.samples), ("checkpoints", self.checkpoint)) if on]
