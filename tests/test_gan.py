@@ -15,6 +15,8 @@ import yaml
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
+from mscodegen.plan import build_plans
+from mscodegen.plan.gan import GanShared
 from mscodegen.run.parity import step_differences
 from mscodegen.run.plot import parity_curves, series
 from mscodegen.schema.gan import GanConfig
@@ -292,6 +294,23 @@ def test_variations_generate_parseable_scripts(tmp_path: Path, case: str) -> Non
     if case == "mindcv_discriminator":
         assert 'create_model("resnet18", num_classes=1, pretrained=False, in_channels=1)' in native
         assert "weight_decay=D_WEIGHT_DECAY" in native and "class Discriminator(" not in native
+
+
+def test_the_plan_says_facts_the_templates_print(tmp_path: Path) -> None:
+    """A network is a builder and its arguments, a builtin one its blocks' widths: no code text."""
+    loaded = load_config(write(tmp_path, copy.deepcopy(VARIATIONS["mindcv_discriminator"])))
+    shared, _ = build_plans(
+        loaded.config, source="gan.yaml", config_dir=tmp_path, out_dir=tmp_path / "out", name=loaded.name
+    )
+    assert isinstance(shared, GanShared)
+    g, d = shared.networks
+    assert (g.builder, g.args) == ("Generator", ("LATENT_DIM",))
+    assert dict(g.kwargs) == {"features": 8, "channels": 1}
+    assert [(b.inputs, b.outputs, b.size) for b in g.blocks] == [(0, 2, 4), (2, 1, 8), (1, 0, 16)]
+    assert (d.builder, d.args, d.blocks) == ("create_model", ('"resnet18"',), ())
+    assert d.optimizer_class == "Momentum" and d.optimizer_module is None
+    assert dict(d.kwargs) == {"num_classes": 1, "pretrained": False, "in_channels": 1}
+    assert shared.loss == "BCEWithLogitsLoss"
 
 
 # --- parity and plot read both losses ----------------------------------------------------------------

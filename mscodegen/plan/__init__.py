@@ -15,11 +15,11 @@ from typing import Literal
 from mscodegen import __version__
 from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
-from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.data import DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
-    Checkpoint,
     Constant,
     DeviceNote,
     EarlyStopping,
@@ -38,7 +38,6 @@ from mscodegen.plan.setup import (
     Network,
     Optimizer,
     Relative,
-    Runtime,
     build_loss,
     build_lr,
     build_metrics,
@@ -47,7 +46,7 @@ from mscodegen.plan.setup import (
     build_runtime,
     sys_paths,
 )
-from mscodegen.plan.step import Amp, Parallel, Step, build_amp, build_parallel, build_step
+from mscodegen.plan.step import Step, build_amp, build_parallel, build_step
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 
@@ -109,33 +108,18 @@ class Columns:
 
 
 @dataclass(frozen=True, slots=True)
-class Shared:
-    """Everything both variants print the same way."""
+class Shared(Frame):
+    """Everything both variants print the same way: the frame, and one network's training."""
 
-    header: Header
-    constants: tuple[tuple[Constant, ...], ...]
-    runtime: Runtime
     network: Network
-    data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; csv cell conversions; defined once
-    sys_paths: tuple[tuple[str, tuple[str, ...]], ...]  # (folder from the script, modules imported from it)
-    data_dir: str | None  # DATA_DIR: the folder the file sources read, from the script's folder (or absolute)
-    data_dir_keys: str  # the keys DATA_DIR comes from: data.train.path, data.eval.path
-    dataset_functions: tuple[DatasetFn, ...]  # one shared by train and eval, or one each
-    datasets: tuple[DatasetUse, ...]  # how train() makes them: train first, then eval if any
     loss: Loss
     lr: LRSchedule
     optimizer: Optimizer
     metrics: tuple[Metric, ...]
     binary_metric: bool  # the script writes BinaryMetric (binary_accuracy, ...)
     auc_metric: bool  # the script writes AUC
-    amp: Amp
     step: Step
-    parallel: Parallel | None
-    checkpoint: Checkpoint | None
-    resumable: bool  # callbacks.checkpoint.resumable: --resume, the step and config sha256 in checkpoints
     early_stopping: EarlyStopping | None
-    loss_monitor: bool  # callbacks.loss_monitor
-    time_monitor: bool  # callbacks.time_monitor
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
     eval_every: int  # eval.every_epochs

@@ -1,8 +1,8 @@
 """Plan of a gan config's scripts: two networks, their optimizers and losses, the latent vectors, the samples.
 
-GanShared carries what both GAN variants print (the fields the shared macros read have the names and
-meanings Shared gives them: header, constants, data, checkpoint, parallel, ...); GanPlan adds the
-variant. The templates are train_gan_model.py.j2 and train_gan_native.py.j2.
+GanShared is a Frame (header, constants, runtime, data, amp, parallel, checkpoint: what the shared
+macros read, as one network's Shared has them) with two networks; GanPlan adds the variant. The
+templates are train_gan_model.py.j2 and train_gan_native.py.j2, on _gan.py.j2 and the shared macros.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import Name, call, literal
-from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.catalog.literals import Name, literal
+from mscodegen.plan.data import DatasetFn, build_data, data_dir_expr
+from mscodegen.plan.frame import Frame
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
-    Checkpoint,
     Constant,
     DeviceNote,
     Header,
+    build_checkpoint,
     build_device_notes,
     checkpoint_constants,
     loss_scale_constants,
@@ -32,12 +33,11 @@ from mscodegen.plan.setup import (
     OPTIMIZER_MODULES,
     ImportedName,
     Relative,
-    Runtime,
     build_runtime,
     optimizer_args,
     sys_paths,
 )
-from mscodegen.plan.step import Amp, Parallel, build_amp, build_parallel
+from mscodegen.plan.step import build_amp, build_parallel
 from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -47,11 +47,13 @@ Role = Literal["generator", "discriminator"]
 
 
 @dataclass(frozen=True, slots=True)
-class Layer:
-    """One entry of a builtin network's SequentialCell, and the side of the map it leaves."""
+class Block:
+    """A strided (transposed) convolution block of a builtin network: its channels in multiples of
+    `features` (0: the latent vector's or the image's), and the side of the map it leaves."""
 
-    expr: str
-    size: int | None  # None: no map (Tanh, Flatten, the logit)
+    inputs: int
+    outputs: int
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +61,25 @@ class GanNetwork:
     """One of the two networks and its optimizer, as train() builds them."""
 
     role: Role
-    short: str  # "g" or "d": the prefix of its optimizer, grad function, LR ...
     kind: Literal["dcgan", "mindcv", "import"]
-    build_expr: str
+    builder: str  # what train() calls: Generator, Discriminator, create_model or the imported factory
+    args: tuple[str, ...]  # its positional arguments: LATENT_DIM, or mindcv's model name as a literal
+    kwargs: tuple[tuple[str, object], ...]  # its keyword arguments, printed as literals
     factory: ImportedName | None
-    layers: tuple[Layer, ...]  # dcgan: the SequentialCell's entries
+    blocks: tuple[Block, ...]  # dcgan: the SequentialCell's convolution blocks
     summary: str  # the builtin class's docstring
-    optimizer_class: str  # nn.Adam, or the imported class (Lion)
+    optimizer_class: str  # Adam (from mindspore.nn), or the imported class (Lion)
     optimizer_module: str | None
     optimizer_args: tuple[tuple[str, object], ...]  # after params and learning_rate
-    key: str  # gan.generator
+
+    @property
+    def short(self) -> str:
+        """g or d: the prefix of its optimizer, grad function, LR ..."""
+        return self.role[0]
+
+    @property
+    def key(self) -> str:
+        return f"gan.{self.role}"
 
     @property
     def lr(self) -> str:
@@ -77,12 +88,11 @@ class GanNetwork:
 
 @dataclass(frozen=True, slots=True)
 class GanStep:
-    """What one step adds to the two updates: loss scaling per network, the all-reduce, d_steps."""
+    """What one step adds to the two updates: loss scaling per network, d_steps (the all-reduce: parallel)."""
 
     scaler: Literal["static", "dynamic"] | None  # amp.StaticLossScaler / DynamicLossScaler per network
     skip_overflow: bool  # an update whose gradients are not finite is skipped (and logged)
     d_steps: int
-    parallel: bool  # a DistributedGradReducer per optimizer
 
     @property
     def state_note(self) -> str:
@@ -97,30 +107,14 @@ class Samples:
 
 
 @dataclass(frozen=True, slots=True)
-class GanShared:
-    """Everything both GAN variants print the same way."""
+class GanShared(Frame):
+    """Everything both GAN variants print the same way: the frame, and two networks' training."""
 
-    header: Header
-    constants: tuple[tuple[Constant, ...], ...]
-    runtime: Runtime
     generator: GanNetwork
     discriminator: GanNetwork
-    channels: int | None  # of data.train's images (the builtin networks' in/out channels)
-    loss_expr: str  # gan.loss
-    amp: Amp
+    loss: str  # gan.loss: the mindspore.nn class
     step: GanStep
     samples: Samples | None
-    data_helpers: tuple[str, ...]
-    sys_paths: tuple[tuple[str, tuple[str, ...]], ...]
-    data_dir: str | None
-    data_dir_keys: str  # the keys the DATA_DIR check is explained by
-    dataset_functions: tuple[DatasetFn, ...]
-    datasets: tuple[DatasetUse, ...]
-    parallel: Parallel | None
-    checkpoint: Checkpoint | None
-    resumable: bool
-    loss_monitor: bool
-    time_monitor: bool
 
     @property
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
@@ -132,15 +126,9 @@ class GanShared:
         return "dcgan" in (self.generator.kind, self.discriminator.kind)
 
     @property
-    def get_lr(self) -> str:
-        """The harness's reading of the LR an optimizer applies next; an imported optimizer (mindcv's
-        Lion) advances its step in its own get_lr, so nn.Optimizer's is called."""
-        imported = any(n.optimizer_module for n in self.networks)
-        return "nn.Optimizer.get_lr(optimizer)" if imported else "optimizer.get_lr()"
-
-    @property
-    def has_output_dir(self) -> bool:
-        return self.samples is not None or self.checkpoint is not None
+    def saves_scales(self) -> bool:
+        """Checkpoints hold the dynamic loss scales (the scalers' state becomes a cell's)."""
+        return self.step.scaler == "dynamic" and self.checkpoint is not None
 
     @property
     def output_dir_help(self) -> str:
@@ -158,7 +146,6 @@ class GanPlan:
     imports: tuple[str, ...]
     shared: GanShared
     device_notes: tuple[DeviceNote, ...]
-    callbacks: tuple[str, ...]  # model variant: the callbacks list train() passes to Model
     sets_parallel_context: bool = False  # the reducers are written out: Model needs no parallel context
 
     @property
@@ -178,7 +165,7 @@ def build_gan_shared(
     functions = tuple(_with_latent_noise(f, label, cfg.gan.d_steps, sharded) for f in data.functions)
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
-    checkpoint = _checkpoint(cfg)
+    checkpoint = build_checkpoint(cfg)
     resumable = (
         checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
     )
@@ -194,7 +181,6 @@ def build_gan_shared(
         scaler=scaler,
         skip_overflow=scaler == "dynamic" or (isinstance(ls, FixedLossScale) and ls.drop_overflow_update),
         d_steps=cfg.gan.d_steps,
-        parallel=sharded,
     )
     samples = cfg.gan.samples
     return GanShared(
@@ -203,8 +189,7 @@ def build_gan_shared(
         runtime=build_runtime(cfg),
         generator=generator,
         discriminator=discriminator,
-        channels=channels,
-        loss_expr=f"nn.{cfg.gan.loss}()",
+        loss=cfg.gan.loss,
         amp=build_amp(cfg),
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
@@ -230,25 +215,7 @@ def gan_variant_plan(cfg: GanConfig, shared: GanShared, variant: Literal["model"
         imports=_imports(shared, variant),
         shared=shared,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
-        callbacks=_callbacks(shared) if variant == "model" else (),
     )
-
-
-def _callbacks(s: GanShared) -> tuple[str, ...]:
-    """The model variant's callbacks, in the order Model calls them (samples and checkpoints are added after)."""
-    out = ["LossesMonitor(args, start_step)" if s.resumable else "LossesMonitor(args)"]
-    if s.time_monitor:
-        out.append("TimeMonitor()")
-    return tuple(out)
-
-
-def _checkpoint(cfg: GanConfig) -> Checkpoint | None:
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None:
-        return None
-    if ckpt.every_steps:
-        return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
-    return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
 
 
 def _with_latent_noise(fn: DatasetFn, label: str, d_steps: int, sharded: bool) -> DatasetFn:
@@ -266,89 +233,62 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     net, opt = part.network, part.optimizer
     short = role[0]
     factory = None
-    layers: tuple[Layer, ...] = ()
+    blocks: tuple[Block, ...] = ()
     summary = ""
+    args: tuple[str, ...] = ()
+    kwargs: dict[str, object] = {"features": getattr(net, "features", None), "channels": channels}
     if isinstance(net, DcganGenerator):
         kind: Literal["dcgan", "mindcv", "import"] = "dcgan"
-        layers = _generator_layers(net.image_size)
-        build = call("Generator", "LATENT_DIM", features=net.features, channels=channels)
-        sizes = " -> ".join(f"{layer.size}x{layer.size}" for layer in layers if layer.size)
-        summary = f"Latent (N, LATENT_DIM, 1, 1) -> {sizes} images in [-1, 1] (Tanh)."
+        builder, args = "Generator", ("LATENT_DIM",)
+        blocks = _generator_blocks(net.image_size)
+        summary = f"Latent (N, LATENT_DIM, 1, 1) -> {_sides(blocks)} images in [-1, 1] (Tanh)."
     elif isinstance(net, DcganDiscriminator):
-        kind = "dcgan"
+        kind, builder = "dcgan", "Discriminator"
         size = image_shape_of(cfg.data.train)
         assert size is not None  # the gan rules reject an unknown image shape for builtin networks
-        layers = _discriminator_layers(size[1])
-        build = call("Discriminator", features=net.features, channels=channels)
-        sizes = " -> ".join(f"{layer.size}x{layer.size}" for layer in layers if layer.size)
-        summary = f"Images {size[1]}x{size[2]} -> {sizes} -> one logit per image, (N, 1)."
+        blocks = _discriminator_blocks(size[1])
+        summary = f"Images {size[1]}x{size[2]} -> {_sides(blocks)} -> one logit per image, (N, 1)."
     elif isinstance(net, MindcvNetwork):
-        kind = "mindcv"
-        build = call(
-            "create_model", literal(net.name), num_classes=net.num_classes, pretrained=False, **net.kwargs
-        )
+        kind, builder, args = "mindcv", "create_model", (literal(net.name),)
+        kwargs = {"num_classes": net.num_classes, "pretrained": False, **net.kwargs}
     else:
         kind = "import"
         factory = rel.imported(net.factory, f"gan.{role}.network.factory")
-        build = call(factory.attr, **net.kwargs)
-    args = optimizer_args(opt)
+        builder, kwargs = factory.attr, dict(net.kwargs)
+    opt_args = optimizer_args(opt)
     if opt.weight_decay:
-        args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))
-    module = OPTIMIZER_MODULES.get(opt.name)
-    name = OPTIMIZER_CLASSES[opt.name]
+        opt_args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))
     return GanNetwork(
         role=role,
-        short=short,
         kind=kind,
-        build_expr=build,
+        builder=builder,
+        args=args,
+        kwargs=tuple(kwargs.items()),
         factory=factory,
-        layers=layers,
+        blocks=blocks,
         summary=summary,
-        optimizer_class=name if module else f"nn.{name}",
-        optimizer_module=module,
-        optimizer_args=tuple(args),
-        key=f"gan.{role}",
+        optimizer_class=OPTIMIZER_CLASSES[opt.name],
+        optimizer_module=OPTIMIZER_MODULES.get(opt.name),
+        optimizer_args=tuple(opt_args),
     )
 
 
-def _multiple(k: int) -> str:
-    return "features" if k == 1 else f"features * {k}"
+def _sides(blocks: tuple[Block, ...]) -> str:
+    return " -> ".join(f"{b.size}x{b.size}" for b in blocks)
 
 
-def _generator_layers(image_size: int) -> tuple[Layer, ...]:
+def _generator_blocks(image_size: int) -> tuple[Block, ...]:
     """4x4 from the latent vector, doubled by each transposed convolution up to image_size."""
     n = int(math.log2(image_size)) - 2  # transposed convolutions after the first
-    out = [Layer(f"*deconv_block(latent_dim, {_multiple(2 ** (n - 1))}, stride=1, padding=0)", 4)]
-    for i in range(1, n):
-        k = 2 ** (n - i)
-        out.append(
-            Layer(f"*deconv_block({_multiple(k)}, {_multiple(k // 2)}, stride=2, padding=1)", 4 * 2**i)
-        )
-    out.append(
-        Layer('nn.Conv2dTranspose(features, channels, 4, 2, "pad", 1, weight_init=WEIGHT_INIT)', image_size)
-    )
-    out.append(Layer("nn.Tanh()", None))
-    return tuple(out)
+    middle = [Block(2 ** (n - i), 2 ** (n - i - 1), 4 * 2**i) for i in range(1, n)]
+    return (Block(0, 2 ** (n - 1), 4), *middle, Block(1, 0, image_size))
 
 
-def _discriminator_layers(image_size: int) -> tuple[Layer, ...]:
-    """Halved by each strided convolution down to 4x4, then one logit."""
+def _discriminator_blocks(image_size: int) -> tuple[Block, ...]:
+    """Halved by each strided convolution down to 4x4 (then one logit)."""
     n = int(math.log2(image_size)) - 2
-    out = [Layer("*conv_block(channels, features, batch_norm=False)", image_size // 2)]
-    for i in range(1, n):
-        k = 2**i
-        out.append(
-            Layer(
-                f"*conv_block({_multiple(k // 2)}, {_multiple(k)}, batch_norm=True)",
-                image_size // 2 ** (i + 1),
-            )
-        )
-    last = _multiple(2 ** (n - 1))
-    out += [
-        Layer("nn.Flatten()", None),
-        Layer(f"nn.Dense({last} * 4 * 4, 1, weight_init=WEIGHT_INIT, has_bias=False)", None),
-    ]
-    return tuple(out)
+    rest = [Block(2 ** (i - 1), 2**i, image_size // 2 ** (i + 1)) for i in range(1, n)]
+    return (Block(0, 1, image_size // 2), *rest)
 
 
 def _constants(

@@ -66,13 +66,13 @@ class DeviceNote:
     notes: tuple[str, ...]
 
 
-def build_checkpoint(cfg: Config) -> Checkpoint | None:
+def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     ckpt = cfg.callbacks.checkpoint
     if ckpt is None:
         return None
     if not ckpt.every_steps:
         return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
-    if cfg.grad.accumulation_steps > 1:
+    if isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1:
         return Checkpoint(
             "steps",
             "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
