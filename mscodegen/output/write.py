@@ -188,13 +188,19 @@ def atomic_write(path: Path, text: str) -> None:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
+    _replace(path, text.encode("utf-8"), mode)
+
+
+def _replace(path: Path, raw: bytes, mode: int | None) -> None:
+    """Write `raw` to a temp file beside `path` (with `mode`; None: mkstemp's 0600), fsync, os.replace."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -381,17 +387,7 @@ def _new_status(raw: bytes | None, text: str, pristine: str | None) -> str:
 def _write_bytes(path: Path, raw: bytes) -> None:
     """A backup, byte for byte (atomic_write writes text; a backup may hold bytes that are not UTF-8)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    _replace(path, raw, None)
 
 
 def _remove_stale_temps(out_dir: Path, lock: Lock | None, files: dict[str, str]) -> list[Path]:
