@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: demo test test-fast lint docs bench compat regenerate clean
+.PHONY: demo test test-fast lint format docs bench compat regenerate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,17 @@ test: $(STAMP) $(PRETRAINED) lint docs
 test-fast: $(STAMP) lint
 	$(BIN)/pytest -n $(JOBS) -m "not slow"
 
+## lint: ruff (check, format --check) and mypy strict; changes nothing
 lint: $(STAMP)
 	$(BIN)/ruff check mscodegen tests bench generated docs/cookbook
 	$(BIN)/ruff format --check mscodegen tests bench docs/cookbook/*.py
 	$(BIN)/mypy
+
+## format: fix in place what ruff can (check --fix, then format: a fix may need re-wrapping), on lint's paths
+## but generated/, which `make regenerate` writes
+format: $(STAMP)
+	$(BIN)/ruff check --fix mscodegen tests bench docs/cookbook
+	$(BIN)/ruff format mscodegen tests bench docs/cookbook/*.py
 
 ## docs: build the site (mkdocs.yml, docs/) into site/; --strict fails on a broken link or a missing file
 docs: $(STAMP)

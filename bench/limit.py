@@ -54,7 +54,7 @@ def network_flops(script: Path, batch: int) -> dict:
         c_in = inputs[0].shape[1] // cell.group
         counted.append(("conv", 2 * n * c_out * h * w * c_in * k_h * k_w))
 
-    def dense_hook(cell: nn.Dense, inputs: tuple, output: ms.Tensor) -> None:
+    def dense_hook(cell: nn.Dense, _inputs: tuple, output: ms.Tensor) -> None:
         counted.append(("dense", 2 * int(np.prod(output.shape[:-1])) * cell.in_channels * cell.out_channels))
 
     for _, cell in network.cells_and_names():

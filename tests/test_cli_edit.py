@@ -377,7 +377,7 @@ def test_new_native_next_to_an_edited_model_leaves_it_alone(tmp_path, write_conf
 # ---------------------------------------------------------------------------
 
 
-def test_update_dry_run_prints_the_diff_and_writes_nothing(project, cli, tmp_path):
+def test_update_dry_run_prints_the_diff_and_writes_nothing(project, cli):
     edit_files(project)
     project.change_config()
     age(project.out)

@@ -43,7 +43,7 @@ def one_error(capsys: pytest.CaptureFixture[str]) -> str:
 def test_parity_refuses_bad_numbers_before_running_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, flags: list[str], message: str
 ) -> None:
-    def must_not_run(*args: object, **kwargs: object) -> int:
+    def must_not_run(*_args: object, **_kwargs: object) -> int:
         raise AssertionError("parity ran")
 
     monkeypatch.setattr(parity_module, "run_parity", must_not_run)
@@ -54,7 +54,7 @@ def test_parity_refuses_bad_numbers_before_running_anything(
 def test_parity_timeout_exits_3_naming_the_slow_variant(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    def slow(*args: object, **kwargs: object) -> int:
+    def slow(*_args: object, **_kwargs: object) -> int:
         raise ScriptTimeout("native", 1.5, tmp_path / "native")
 
     monkeypatch.setattr(parity_module, "run_parity", slow)
@@ -128,8 +128,9 @@ def test_import_mindcv_keeps_an_existing_output_unless_force(tmp_path: Path, cap
     assert "is a directory" in one_error(capsys)
 
 
+@pytest.mark.usefixtures("capsys")  # keeps the command's report out of the test's output
 def test_import_mindcv_data_path_replaces_the_recipes_data_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     recipe = _recipe(tmp_path)

@@ -233,21 +233,6 @@ def test_any_encoding_is_read_or_refused_with_one_located_line(encoding: str, ex
 def _make_base(directory: Path, kind: str) -> str:
     """An `extends` target of some kind in `directory`; its entry text."""
     secret = "root:$6$saltsalt$secrethash:19000:0:99999:7:::\n"
-    if kind == "missing":
-        return "nope.yaml"
-    if kind == "directory":
-        (directory / "dir.yaml").mkdir()
-        return "dir.yaml"
-    if kind == "fifo":
-        os.mkfifo(directory / "pipe.yaml")
-        return "pipe.yaml"
-    if kind == "device":
-        (directory / "zero.yaml").symlink_to("/dev/zero")
-        return "zero.yaml"
-    if kind == "loop":
-        (directory / "l1.yaml").symlink_to(directory / "l2.yaml")
-        (directory / "l2.yaml").symlink_to(directory / "l1.yaml")
-        return "l1.yaml"
     if kind == "not yaml":
         (directory / "shadow").write_text(secret)
         return "shadow"
@@ -261,15 +246,36 @@ def _make_base(directory: Path, kind: str) -> str:
         with open(directory / "huge.yaml", "wb") as file:
             file.truncate(10 * MAX_BYTES)
         return "huge.yaml"
-    if kind == "self":
-        return "child.yaml"
     if kind == "deep":
         for i in range(40):
             (directory / f"d{i}.yaml").write_text(f"extends: d{i + 1}.yaml\n")
         (directory / "d40.yaml").write_text(LENET.read_text())
         return "d0.yaml"
-    shutil.copy(LENET, directory / "base.yaml")
-    return "base.yaml"
+    if kind == "valid":
+        shutil.copy(LENET, directory / "base.yaml")
+        return "base.yaml"
+    return _make_not_a_file(directory, kind)
+
+
+def _make_not_a_file(directory: Path, kind: str) -> str:
+    """An `extends` target that is no regular file (or the child itself); its entry text."""
+    if kind == "missing":
+        return "nope.yaml"
+    if kind == "self":
+        return "child.yaml"
+    if kind == "directory":
+        (directory / "dir.yaml").mkdir()
+        return "dir.yaml"
+    if kind == "fifo":
+        os.mkfifo(directory / "pipe.yaml")
+        return "pipe.yaml"
+    if kind == "device":
+        (directory / "zero.yaml").symlink_to("/dev/zero")
+        return "zero.yaml"
+    assert kind == "loop", kind
+    (directory / "l1.yaml").symlink_to(directory / "l2.yaml")
+    (directory / "l2.yaml").symlink_to(directory / "l1.yaml")
+    return "l1.yaml"
 
 
 BASE_KINDS = [

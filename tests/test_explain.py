@@ -54,7 +54,8 @@ def test_a_key_lists_the_lines_it_produced_in_both_scripts(amp_accum, capsys):
         assert not any("Momentum" in t or "batch(" in t for t in rows.values())
 
 
-def test_a_section_includes_the_keys_below_it(amp_accum, capsys):
+@pytest.mark.usefixtures("amp_accum")
+def test_a_section_includes_the_keys_below_it(capsys):
     _, out, _ = run(capsys, "explain", "examples/lenet_amp_accum.yaml", "callbacks", "--out", "gen")
     texts = set(numbered(out).values())
     assert 'CHECKPOINT_PREFIX = "lenet_amp"  # callbacks.checkpoint.prefix' in texts
@@ -79,13 +80,15 @@ def test_a_script_line_names_its_keys_and_an_edited_line_has_none(amp_accum, cap
     assert "produced by: callbacks.checkpoint.prefix" in out
 
 
-def test_an_unknown_key_is_an_error_with_a_suggestion(amp_accum, capsys):
+@pytest.mark.usefixtures("amp_accum")
+def test_an_unknown_key_is_an_error_with_a_suggestion(capsys):
     rc, _, err = run(capsys, "explain", "examples/lenet_amp_accum.yaml", "grad.clp")
     assert rc == 2
     assert "grad.clp: not a key of this config; did you mean 'grad.clip'?" in err
 
 
-def test_a_line_outside_the_script_and_a_script_without_lock_are_errors(amp_accum, tmp_path, capsys):
+@pytest.mark.usefixtures("amp_accum")
+def test_a_line_outside_the_script_and_a_script_without_lock_are_errors(tmp_path, capsys):
     rc, _, err = run(capsys, "explain", "gen/train_native.py:99999")
     assert rc == 2 and "no line 99999" in err
     (tmp_path / "loose.py").write_text("x = 1\n")

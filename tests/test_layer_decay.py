@@ -57,7 +57,7 @@ def test_layer_decay_follows_the_schedule(tmp_path: Path) -> None:
     assert model.steps[0]["lr"][-1] > model.steps[-1]["lr"][-1]
 
 
-def _expected_vit_layer(name: str, depth: int) -> str:
+def _expected_vit_layer(name: str) -> str:
     """docs/training-options.md's layer map again: embeddings 0, blocks.i i + 1, the rest (norm, head) last."""
     if name in ("cls_token", "pos_embed") or name.startswith("patch_embed."):
         return "layer_0"
@@ -89,7 +89,7 @@ def test_vit_layer_map_covers_mindcvs_vit_parameters(tmp_path: Path) -> None:
 
     names = [p.name for p in create_model("vit_b_32_224", num_classes=4).trainable_params()]
     groups = {name: module.param_group(name) for name in names}
-    assert groups == {name: _expected_vit_layer(name, 12) for name in names}
+    assert groups == {name: _expected_vit_layer(name) for name in names}
     assert set(groups.values()) == {f"layer_{i}" for i in range(13)} | {"default"}  # no layer left empty
     assert sorted(n for n, g in groups.items() if g == "default") == [
         "head.bias",

@@ -147,7 +147,7 @@ def _remove_stale_namespaces() -> None:
             _ip("netns", "del", match.group(1), check=False)
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 

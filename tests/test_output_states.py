@@ -77,7 +77,8 @@ def test_a_script_that_is_not_utf8_is_located(project: Path, capsys, command: li
     assert "mscodegen new CONFIG --force" in line
 
 
-def test_new_force_replaces_a_script_that_is_not_utf8_and_keeps_its_bytes(project: Path, capsys) -> None:
+@pytest.mark.usefixtures("capsys")
+def test_new_force_replaces_a_script_that_is_not_utf8_and_keeps_its_bytes(project: Path) -> None:
     script = project / SCRIPT
     broken = script.read_bytes() + b"\xff\xfe"
     script.write_bytes(broken)
@@ -128,7 +129,8 @@ def test_commands_on_a_malformed_lock_refuse(project: Path, capsys, command: lis
     assert line.startswith(f"error: out/{LOCK_NAME}: ") and "mscodegen new CONFIG --force" in line
 
 
-def test_new_force_recovers_from_a_malformed_lock_and_keeps_it(project: Path, capsys) -> None:
+@pytest.mark.usefixtures("capsys")
+def test_new_force_recovers_from_a_malformed_lock_and_keeps_it(project: Path) -> None:
     (project / LOCK_NAME).write_bytes(b"\xff{broken")
     (project / SCRIPT).write_text("# my own version\n")
     assert main(["new", "tiny.yaml", "--out", "out", "--variant", "native", "--force"]) == 0
@@ -158,7 +160,8 @@ def test_update_refuses_a_directory_generated_from_another_config(project: Path,
     assert main(["update", "./other.yaml", "--out", "out", "--variant", "native"]) == 0
 
 
-def test_recorded_overrides_are_reused_only_for_their_own_config(project: Path, capsys) -> None:
+@pytest.mark.usefixtures("capsys")
+def test_recorded_overrides_are_reused_only_for_their_own_config(project: Path) -> None:
     assert main(["new", "tiny.yaml", "--out", "out", "--variant", "native", "--set", "train.epochs=4"]) == 0
     Path("other.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
     assert main(["new", "other.yaml", "--out", "out", "--variant", "native"]) == 0

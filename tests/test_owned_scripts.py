@@ -128,7 +128,7 @@ def test_epoch_time_lines_are_the_only_difference_of_a_long_console(tmp_path: Pa
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def cli(capsys: pytest.CaptureFixture[str]):
     """run(*args) -> (exit code, stdout, stderr) of `mscodegen ARGS` in-process."""
 
     def run(*args: object) -> tuple[int, str, str]:

@@ -353,7 +353,7 @@ def test_parity_under_msrun_compares_the_final_weights(
 
     calls: dict[str, tuple] = {}
 
-    def run_script(script: Path, workdir: Path, *, variant: str, **kwargs) -> RunResult:
+    def run_script(_script: Path, workdir: Path, *, variant: str, **kwargs) -> RunResult:
         calls[variant] = (kwargs["distributed"], kwargs["extra_args"])
         Path(kwargs["extra_args"][1]).write_text(variant)
         steps = [{"step": 1, "epoch": 1, "loss": 0.5, "lr": 0.05}]
@@ -363,7 +363,7 @@ def test_parity_under_msrun_compares_the_final_weights(
     monkeypatch.setattr(parity, "_has_mindspore", lambda: True)
     compared = []
     monkeypatch.setattr(
-        weights, "compare_checkpoints", lambda a, b, python: compared.append((a, b)) or differences
+        weights, "compare_checkpoints", lambda a, b, **_: compared.append((a, b)) or differences
     )
     code = parity.run_parity(write_yaml(tmp_path, "tiny", TINY), steps=1, workers=2, keep=tmp_path / "kept")
     out, err = capsys.readouterr()

@@ -43,7 +43,8 @@ def test_parity_curves_difference() -> None:
     assert diff == ([1.0, 2.0, 3.0], [0.5, 0.5, 0.5])
 
 
-def test_plot_writes_a_real_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.usefixtures("capsys")
+def test_plot_writes_a_real_png(tmp_path: Path) -> None:
     import matplotlib.image as mpimg
 
     a = _write(tmp_path / "a.jsonl", LOSS)

@@ -1,6 +1,6 @@
 """From nothing to a trained quick start with the wheel alone, outside the repository:
 `pip install mscodegen-*.whl`, `mscodegen init quickstart my.yaml`, `mscodegen new my.yaml`,
-`python generated/my/train_model.py --max-steps 5`.
+`python generated/my/train_model.py --max-steps 5`. The wheel carries the LICENSE.
 
 The fresh environment installs the wheel without its dependencies and borrows them from the test's
 own environment (a .pth line): the wheel's contents are what is tested, without downloading MindSpore.
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_wheel_init_new_train_outside_the_repository(tmp_path):
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)], tmp_path, env
     )
     (wheel,) = wheels.glob("mscodegen-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the license travels with the wheel (Apache-2.0, PEP 639)
+        info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
+        assert archive.read(f"{info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+        assert "License-Expression: Apache-2.0" in archive.read(f"{info}/METADATA").decode().splitlines()
     home = tmp_path / "fresh"
     venv.create(home, with_pip=False)
     python = home / "bin" / "python"

@@ -290,7 +290,7 @@ def test_atomic_write_failure_keeps_original_and_no_temp(
     target = tmp_path / "train.py"
     target.write_text(V1)
 
-    def boom(*args: object) -> None:
+    def boom(*_args: object) -> None:
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, broken, boom)
@@ -333,7 +333,7 @@ def test_second_update_is_a_no_op(out: Path) -> None:
     assert list(user_edits(out)) == ["train.py"]
 
 
-def test_update_merge_that_does_not_parse_becomes_a_conflict(tmp_path) -> None:
+def test_update_merge_that_does_not_parse_becomes_a_conflict() -> None:
     from mscodegen.output.merge import merge3
     from mscodegen.output.write import _gated
 

@@ -88,18 +88,7 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
     if op is None:
         return [f"unknown dataset op `{name}`{_suggest(name, sorted(_ops()))}"]
     params = {p["name"]: p for p in op["params"]}
-    problems: list[str] = []
-    for p in op["params"]:
-        if p.get("kind") == "var_positional":
-            problems.append(
-                f"{name} takes its arguments positionally (*{p['name']}), which a keyword form cannot give"
-            )
-        elif p["accepts"] == ["object"] and (p["required"] or p["name"] in kwargs):
-            problems.append(
-                f"{name} needs a {p['type']} object for `{p['name']}`, which a config cannot give"
-            )
-        elif p["required"] and p["name"] not in kwargs:
-            problems.append(f"{name}: missing required argument `{p['name']}`")
+    problems = [problem for p in op["params"] if (problem := _param_problem(name, p, kwargs))]
     for key, value in kwargs.items():
         param = params.get(key) if isinstance(key, str) else None
         if param is None:
@@ -114,6 +103,17 @@ def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
                 problem = f"{name}: `{key}`: {value_text}"
             problems += [problem] if problem else []
     return problems
+
+
+def _param_problem(name: str, p: dict[str, Any], kwargs: Mapping[str, object]) -> str | None:
+    """What a config cannot give parameter `p` of op `name`, or a required one it left out."""
+    if p.get("kind") == "var_positional":
+        return f"{name} takes its arguments positionally (*{p['name']}), which a keyword form cannot give"
+    if p["accepts"] == ["object"] and (p["required"] or p["name"] in kwargs):
+        return f"{name} needs a {p['type']} object for `{p['name']}`, which a config cannot give"
+    if p["required"] and p["name"] not in kwargs:
+        return f"{name}: missing required argument `{p['name']}`"
+    return None
 
 
 def check_pipeline(entries: list[object]) -> list[tuple[int, str]]:

@@ -62,7 +62,7 @@ class Interrupted(Exception):
         self.signum, self.stopped = signum, stopped
 
 
-def _stop_children(signum: int, frame: FrameType | None) -> None:
+def _stop_children(signum: int, _frame: FrameType | None) -> None:
     """On SIGINT or SIGTERM, kill every process below this one before unwinding: `parity` and
     `validate --run` wait for their scripts in threads, and msrun's workers run in sessions of their
     own, so neither the terminal's SIGINT nor a SIGTERM sent to mscodegen alone would reach them all."""

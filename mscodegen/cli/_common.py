@@ -31,7 +31,9 @@ def command(sub: SubParsers, name: str, help_: str, example: str) -> argparse.Ar
     return parser
 
 
-def out_and_variant(p: argparse.ArgumentParser) -> None:
+def generation_args(p: argparse.ArgumentParser) -> None:
+    """What `new` and `update` generate from: the config, --out, --variant, --set."""
+    p.add_argument("config", type=Path)
     p.add_argument("--out", type=Path, default=None, help="output directory (default: generated/<name>)")
     p.add_argument(
         "--variant",
@@ -39,6 +41,7 @@ def out_and_variant(p: argparse.ArgumentParser) -> None:
         default="both",
         help="which script(s) to write (default: %(default)s)",
     )
+    overrides(p)
 
 
 def overrides(p: argparse.ArgumentParser) -> None:

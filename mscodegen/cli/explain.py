@@ -29,8 +29,8 @@ def add(sub: SubParsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mscodegen.output.explain import ExplainError, explain_config_key, explain_script_line, parse_target
     from mscodegen.output.generate import default_out_dir
-    from mscodegen.render.explain import ExplainError, explain_config_key, explain_script_line, parse_target
 
     try:
         at_line = parse_target(args.target, [args.key] if args.key else [])

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, out_and_variant, overrides, prepare
+from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, generation_args, prepare
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers
@@ -20,9 +19,7 @@ def add(sub: SubParsers) -> None:
         "generate the training scripts for a config",
         "mscodegen new examples/lenet_digits.yaml --variant native",
     )
-    new.add_argument("config", type=Path)
-    out_and_variant(new)
-    overrides(new)
+    generation_args(new)
     new.add_argument(
         "--check",
         action="store_true",

@@ -22,7 +22,7 @@ def add(sub: SubParsers) -> None:
     schema.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(_args: argparse.Namespace) -> int:
     from pydantic import TypeAdapter
 
     from mscodegen.schema import Config

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, out_and_variant, overrides, prepare
+from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, generation_args, prepare
 
 if TYPE_CHECKING:
     from mscodegen.cli._common import SubParsers
@@ -20,9 +19,7 @@ def add(sub: SubParsers) -> None:
         "regenerate and 3-way merge with your edits (conflicts get markers, exit 1)",
         "mscodegen update examples/lenet_digits.yaml --dry-run",
     )
-    update.add_argument("config", type=Path)
-    out_and_variant(update)
-    overrides(update)
+    generation_args(update)
     update.add_argument("--dry-run", action="store_true", help="print the diff it would apply; write nothing")
     update.add_argument(
         "--force",

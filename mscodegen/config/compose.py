@@ -184,28 +184,13 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
     path: YamlPath = ()
     node: Any = merged.data
     parts = key.split(".")
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if isinstance(node, list):
-            if not _is_index(part) or not -len(node) <= int(part) < len(node):
-                return problem(
-                    path, f"no list item {printable(part, MAX_SHOWN)!r} (the list has {len(node)})"
-                )
-            step: str | int = int(part) % len(node)
-        elif isinstance(node, dict):
-            step = part
-            if _is_index(part) and part not in node:
-                return problem(path, f"is a mapping, not a list: it has no item {part}")
-            if not last and not isinstance(node.get(part), (dict, list)):
-                if _is_index(parts[i + 1]):
-                    return problem((*path, part), _absent_list(key, parts[i + 1 :], raw))
-                node[part] = {}
-                merged.marks[(*path, part)] = Mark(0, 0, source)
-        else:
-            return problem(path, "is not a mapping or a list")
+    for i in range(len(parts)):
+        step = _step(merged, node, path, parts[i:], key, raw, source)
+        if isinstance(step, tuple):
+            return problem(*step)
         mark = Mark(0, 0, source)
         path = (*path, step)
-        if last:
+        if i == len(parts) - 1:
             _drop(merged, path)
             node[step] = value
             _mark_all(merged, path, value, mark)
@@ -216,6 +201,28 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
                 merged.key_marks.setdefault(path, mark)
             node = node[step]
     return []
+
+
+def _step(
+    merged: LoadedYaml, node: Any, path: YamlPath, rest: list[str], key: str, raw: str, source: str
+) -> str | int | tuple[YamlPath, str]:
+    """The mapping key or list index `rest[0]` names in `node` at `path` (a mapping on the way that the
+    config lacks is added), or where and why it names nothing."""
+    part = rest[0]
+    if isinstance(node, list):
+        if not _is_index(part) or not -len(node) <= int(part) < len(node):
+            return path, f"no list item {printable(part, MAX_SHOWN)!r} (the list has {len(node)})"
+        return int(part) % len(node)
+    if not isinstance(node, dict):
+        return path, "is not a mapping or a list"
+    if _is_index(part) and part not in node:
+        return path, f"is a mapping, not a list: it has no item {part}"
+    if len(rest) > 1 and not isinstance(node.get(part), (dict, list)):
+        if _is_index(rest[1]):
+            return (*path, part), _absent_list(key, rest[1:], raw)
+        node[part] = {}
+        merged.marks[(*path, part)] = Mark(0, 0, source)
+    return part
 
 
 def _is_index(part: str) -> bool:

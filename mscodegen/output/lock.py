@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from mscodegen.output._files import not_utf8
 
@@ -122,6 +123,12 @@ def _lock_of(doc: object) -> Lock:
         raise ValueError("'files' and 'meta' must be JSON objects")
     if doc.get("format") not in READABLE_LOCK_FORMATS:
         raise ValueError(f"'format' must be {' or '.join(map(str, READABLE_LOCK_FORMATS))}")
+    hashes = _hashes_of(files)  # the files are checked first
+    return Lock(_meta_of(meta), hashes, doc["format"])
+
+
+def _hashes_of(files: dict[str, object]) -> dict[str, str]:
+    """A lock's `files`: each name's sha256, sorted by name."""
     hashes = {}
     for name, entry in files.items():
         digest = entry.get("sha256") if isinstance(entry, dict) else None
@@ -135,6 +142,10 @@ def _lock_of(doc: object) -> Lock:
             raise ValueError(
                 "a file name leaves the output directory or names mscodegen's own files"
             ) from None
+    return dict(sorted(hashes.items()))
+
+
+def _meta_of(meta: dict[str, Any]) -> LockMeta:
     for key in _META_KEYS:
         if not isinstance(meta.get(key), str):
             raise ValueError(f"meta.{key} must be a string")
@@ -144,7 +155,7 @@ def _lock_of(doc: object) -> Lock:
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise ValueError("meta.overrides must be a list of strings")
     fields = {key: meta[key] for key in _META_KEYS}
-    return Lock(LockMeta(**fields, overrides=tuple(overrides)), dict(sorted(hashes.items())), doc["format"])
+    return LockMeta(**fields, overrides=tuple(overrides))
 
 
 def same_config(lock: Lock, out_dir: Path, config: Path) -> bool:

@@ -70,7 +70,7 @@ class _LineMatcher:
         isjunk: Callable[[str], bool] | None = None,
         a: Sequence[str] = "",
         b: Sequence[str] = "",
-        autojunk: bool = False,
+        autojunk: bool = False,  # noqa: ARG002 (Merge3's protocol names it; always off here)
     ) -> None:
         self._matcher = difflib.SequenceMatcher(isjunk, a, b, autojunk=False)
 

@@ -188,13 +188,19 @@ def atomic_write(path: Path, text: str) -> None:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
+    _replace(path, text.encode("utf-8"), mode)
+
+
+def _replace(path: Path, raw: bytes, mode: int | None) -> None:
+    """Write `raw` to a temp file beside `path` (with `mode`; None: mkstemp's 0600), fsync, os.replace."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -327,16 +333,10 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
     edited: list[str] = []
     for name, text in sorted(files.items()):
         raw = current[name] = _read_bytes(_target(out_dir, name))
-        if raw is None:
-            report.statuses[name] = "created"
-        elif raw == text.encode("utf-8"):
-            report.statuses[name] = "unchanged"
-        elif name in pristine and raw == pristine[name].encode("utf-8"):
-            report.statuses[name] = "updated"
-        else:
+        report.statuses[name] = _new_status(raw, text, pristine.get(name))
+        if report.statuses[name] == "overwritten":
             if not force:
                 _read(_target(out_dir, name))  # bytes that are not UTF-8 are named, located
-            report.statuses[name] = "overwritten"
             edited.append(name)
     if edited and not force:
         for name in edited:
@@ -344,8 +344,22 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
                 raise broken[name]
         raise EditedFilesError([_target(out_dir, n) for n in edited])
     report.removed = _remove_stale_temps(out_dir, lock, files)
+    _write_with_backups(out_dir, files, current, report, lock_unread=lock is None)
+    _commit(out_dir, lock, pristine, files, meta)
+    return report
+
+
+def _write_with_backups(
+    out_dir: Path,
+    files: dict[str, str],
+    current: dict[str, bytes | None],
+    report: WriteReport,
+    lock_unread: bool,
+) -> None:
+    """Write what `new` changes; an overwritten file, and a lock that could not be read, first go to a
+    free `.bak` name (`current`: the files' bytes before)."""
     lock_path = out_dir / LOCK_NAME
-    if lock is None and (raw_lock := _read_bytes(lock_path)) is not None:
+    if lock_unread and (raw_lock := _read_bytes(lock_path)) is not None:
         backup = free_name(lock_path, ".bak")
         _write_bytes(backup, raw_lock)
         report.backups.append(backup.name)
@@ -357,24 +371,23 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
             report.backups.append(backup.relative_to(out_dir).as_posix())
         if status != "unchanged":
             _write(path, files[name])
-    _commit(out_dir, lock, pristine, files, meta)
-    return report
+
+
+def _new_status(raw: bytes | None, text: str, pristine: str | None) -> str:
+    """What `new` does to a file that holds `raw` (None: absent) to write `text`."""
+    if raw is None:
+        return "created"
+    if raw == text.encode("utf-8"):
+        return "unchanged"
+    if pristine is not None and raw == pristine.encode("utf-8"):
+        return "updated"
+    return "overwritten"
 
 
 def _write_bytes(path: Path, raw: bytes) -> None:
     """A backup, byte for byte (atomic_write writes text; a backup may hold bytes that are not UTF-8)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    _replace(path, raw, None)
 
 
 def _remove_stale_temps(out_dir: Path, lock: Lock | None, files: dict[str, str]) -> list[Path]:
@@ -429,11 +442,8 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
         ours = _read(path)
         if ours is None:
             status, text = "created", theirs
-        elif _MARKER_RE.search(ours) and ours != theirs:
-            raise UnresolvedConflictError(path)
-        elif name in broken and ours != theirs:  # equal: nothing to merge, the copy is repaired
-            raise broken[name]
         else:
+            _check_mergeable(path, ours, theirs, broken.get(name))
             result = _gated(name, merge3(pristine.get(name, ""), ours, theirs), ours, theirs)
             text = result.text
             if result.conflicts:
@@ -456,6 +466,15 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
             _write(path, text)
         _commit(out_dir, lock, pristine, files, meta)
     return report
+
+
+def _check_mergeable(path: Path, ours: str, theirs: str, broken: PristineError | None) -> None:
+    """Raise when `update` cannot merge into `ours`: it holds unresolved markers, or its pristine copy is
+    unusable (`broken`). Equal to `theirs`: nothing to merge (and the copy is repaired)."""
+    if _MARKER_RE.search(ours) and ours != theirs:
+        raise UnresolvedConflictError(path)
+    if broken is not None and ours != theirs:
+        raise broken
 
 
 def _gated(name: str, result: MergeResult, ours: str, theirs: str) -> MergeResult:

@@ -105,6 +105,56 @@ def cifar10_bad_files(directory: Path, usages: tuple[str, ...]) -> list[tuple[Pa
     return bad
 
 
+def _throttled(say: Callable[[int], None]) -> Callable[[int], None]:
+    """say(n) for the n-th file decoded: after PROGRESS_AFTER seconds, then every PROGRESS_EVERY."""
+    shown = time.monotonic() + PROGRESS_AFTER
+
+    def decoded(current: int) -> None:
+        nonlocal shown
+        if time.monotonic() >= shown:
+            say(current)
+            shown = time.monotonic() + PROGRESS_EVERY
+
+    return decoded
+
+
+def _decode(
+    command: list[str],
+    scratch: str,
+    files: list[Path],
+    bad: list[tuple[Path, str]],
+    decoded: Callable[[int], None],
+) -> tuple[bool, int | None, list[str], int]:
+    """One decoder child: whether it finished, the last file it reached, its last other lines and its exit
+    code; each file it rejects goes to `bad`."""
+    env = {**os.environ, "GLOG_v": "3", "PYTHONUNBUFFERED": "1"}  # MindSpore's warnings: not ours to show
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one pipe: a full second one could block the child
+        text=True,
+        errors="replace",
+        env=env,
+        cwd=scratch,
+    ) as child:
+        assert child.stdout is not None
+        current: int | None = None
+        finished, other = False, list[str]()
+        for line in child.stdout:
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "done":
+                finished = True
+            elif word == "bad":
+                index, _, message = rest.partition(" ")
+                bad.append((files[int(index)], message))
+            elif word.isdigit():
+                current = int(word)
+                decoded(current)
+            elif line.strip():
+                other = [*other[-2:], line.strip()]  # the last lines: why a child failed to start
+        return finished, current, other, child.wait()
+
+
 def image_folder_files(directory: Path) -> list[Path]:
     """What ImageFolderDataset reads without `extensions`: the files of each class sub-directory."""
     files = []
@@ -121,40 +171,14 @@ def unreadable_images(
     if not files:
         return []
     bad: list[tuple[Path, str]] = []
-    started = time.monotonic()
-    shown = started + PROGRESS_AFTER
-    env = {**os.environ, "GLOG_v": "3", "PYTHONUNBUFFERED": "1"}  # MindSpore's warnings: not ours to show
+    decoded = _throttled(lambda n: progress(f"  decoded {n}/{len(files)} images of {directory} ..."))
     # the child's working directory: MindSpore writes ./abnormal_image.jpg for a JPEG libjpeg rejects
     with _listing(files) as listing, tempfile.TemporaryDirectory(prefix="mscodegen-decode-") as scratch:
         start = crashes = 0
         while start < len(files):
-            with subprocess.Popen(
-                [python, "-c", _DECODER, str(listing), str(start)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,  # one pipe: a full second one could block the child
-                text=True,
-                errors="replace",
-                env=env,
-                cwd=scratch,
-            ) as child:
-                assert child.stdout is not None
-                current: int | None = None
-                finished, other = False, list[str]()
-                for line in child.stdout:
-                    word, _, rest = line.rstrip("\n").partition(" ")
-                    if word == "done":
-                        finished = True
-                    elif word == "bad":
-                        index, _, message = rest.partition(" ")
-                        bad.append((files[int(index)], message))
-                    elif word.isdigit():
-                        current = int(word)
-                        if time.monotonic() >= shown:
-                            progress(f"  decoded {current}/{len(files)} images of {directory} ...")
-                            shown = time.monotonic() + PROGRESS_EVERY
-                    elif line.strip():
-                        other = [*other[-2:], line.strip()]  # the last lines: why a child failed to start
-                code = child.wait()
+            finished, current, other, code = _decode(
+                [python, "-c", _DECODER, str(listing), str(start)], scratch, files, bad, decoded
+            )
             if finished:
                 break
             if current is None:  # no file reached: MindSpore is missing or broken in this Python

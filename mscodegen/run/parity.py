@@ -255,6 +255,28 @@ def _diff(a: object, b: object) -> float:
     return float("nan")
 
 
+def interpreter(python: str | None) -> str:
+    """The Python that runs the scripts: `python` checked (parity --python), else this one, which must
+    have MindSpore; PythonError when it cannot."""
+    if python is not None:
+        return check_python(python)
+    if shutil.which(sys.executable) is None or not _has_mindspore():
+        raise PythonError(
+            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
+            "(pip install -e '.[run]' in the mscodegen checkout)"
+        )
+    return sys.executable
+
+
+def not_identical(problems: list[str]) -> bool:
+    """Print the differences found (the first 20), if any; whether there were."""
+    if problems:
+        print(f"NOT identical: {problems[0]}", file=sys.stderr)
+        if len(problems) > 1:
+            print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
+    return bool(problems)
+
+
 def _error(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -313,16 +335,10 @@ def run_parity(
             f"{option} changes the config, but {target} is run as it is on disk: "
             f"run parity on the config instead, or regenerate {target} with `mscodegen update ... {option} ...`"
         )
-    if python is not None:
-        try:
-            python = check_python(python)
-        except PythonError as exc:
-            return _error(str(exc))
-    elif shutil.which(sys.executable) is None or not _has_mindspore():
-        return _error(
-            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
-            "(pip install -e '.[run]' in the mscodegen checkout)"
-        )
+    try:
+        python = interpreter(python)
+    except PythonError as exc:
+        return _error(str(exc))
     on_disk_scripts: dict[str, Path] = {}
     if on_disk:
         found = _scripts_on_disk(target)
@@ -348,7 +364,7 @@ def run_parity(
             workers=workers,
             plot=plot,
             overrides=overrides,
-            python=python or sys.executable,
+            python=python,
         )
     finally:
         if keep is None:
@@ -414,15 +430,7 @@ def _run_and_compare(
         results[variant] = result
     model, native = results["model"], results["native"]
     print_table(model, native)
-    problems = step_differences(model.steps, native.steps)
-    if sorted(model.ranks) != sorted(native.ranks):
-        problems.append(f"ranks logged differ: {sorted(model.ranks)} vs {sorted(native.ranks)}")
-    for rank in sorted(set(model.ranks) & set(native.ranks) - {0}):
-        problems += [f"rank {rank}: {p}" for p in step_differences(model.ranks[rank], native.ranks[rank])]
-    if [e["metrics"] for e in model.evals] != [e["metrics"] for e in native.evals]:
-        problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
-    if not model.steps:
-        problems.append("no steps were logged")
+    problems = _run_differences(model, native)
     weights_note = _weights_problems(weights, scripts, problems, python)
     if plot is not None:
         from mscodegen.run.plot import PlotError, draw, parity_curves
@@ -432,10 +440,7 @@ def _run_and_compare(
             print(f"wrote {plot}")
         except PlotError as exc:
             print(f"error: {exc}", file=sys.stderr)
-    if problems:
-        print(f"NOT identical: {problems[0]}", file=sys.stderr)
-        if len(problems) > 1:
-            print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
+    if not_identical(problems):
         return 1
     print(
         f"identical: {len(model.steps)} steps"
@@ -444,6 +449,20 @@ def _run_and_compare(
         + weights_note
     )
     return 0
+
+
+def _run_differences(model: RunResult, native: RunResult) -> list[str]:
+    """How the two runs' logs differ: steps, ranks, evaluations (and a run that logged no step)."""
+    problems = step_differences(model.steps, native.steps)
+    if sorted(model.ranks) != sorted(native.ranks):
+        problems.append(f"ranks logged differ: {sorted(model.ranks)} vs {sorted(native.ranks)}")
+    for rank in sorted(set(model.ranks) & set(native.ranks) - {0}):
+        problems += [f"rank {rank}: {p}" for p in step_differences(model.ranks[rank], native.ranks[rank])]
+    if [e["metrics"] for e in model.evals] != [e["metrics"] for e in native.evals]:
+        problems.append(f"evaluations differ: {model.evals} vs {native.evals}")
+    if not model.steps:
+        problems.append("no steps were logged")
+    return problems
 
 
 def _saves_weights(script: Path) -> bool:

@@ -172,24 +172,10 @@ def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
 def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     """(key, explanation) for a failed run's stderr; key () when no key can be blamed."""
     error = exception_line(stderr)
-    in_eval = _in_eval(stderr)
-    split = "eval" if in_eval else "train"
-    missing = _MISSING_RUNTIME.search(error)
-    if missing and _IMPORT.match(error):
-        return (), (
-            f"the scripts need {missing.group(1)}, which this Python lacks ({error}); "
-            "install what they run on: pip install -e '.[run]' in the mscodegen checkout"
-        )
-    if "unrecognized arguments: --fast-dev-run" in stderr:
-        return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
-    pretrained = _PRETRAINED.search(stderr)
-    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
-        return ("network", "checkpoint"), pretrained.group(0)
-    if "load_pretrained" in stderr and error:  # the file could not be read at all
-        return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
-    zero = _ZERO_STEPS.search(stderr)
-    if zero:
-        return ("data", "train", "batch_size"), zero.group(0)
+    split = "eval" if _in_eval(stderr) else "train"
+    found = _run_failure(stderr, error)
+    if found:
+        return found
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
     if _SHAPE.search(stderr):
@@ -213,6 +199,33 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
             ("data", split),
             f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row ({error})",
         )
+    return _user_failure(stderr, error, loaded, split)
+
+
+def _run_failure(stderr: str, error: str) -> tuple[Key, str] | None:
+    """A failure of the run itself: the scripts' runtime, the starting weights, no step in an epoch."""
+    missing = _MISSING_RUNTIME.search(error)
+    if missing and _IMPORT.match(error):
+        return (), (
+            f"the scripts need {missing.group(1)}, which this Python lacks ({error}); "
+            "install what they run on: pip install -e '.[run]' in the mscodegen checkout"
+        )
+    if "unrecognized arguments: --fast-dev-run" in stderr:
+        return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
+    pretrained = _PRETRAINED.search(stderr)
+    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
+        return ("network", "checkpoint"), pretrained.group(0)
+    if "load_pretrained" in stderr and error:  # the file could not be read at all
+        return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
+    zero = _ZERO_STEPS.search(stderr)
+    if zero:
+        return ("data", "train", "batch_size"), zero.group(0)
+    return None
+
+
+def _user_failure(stderr: str, error: str, loaded: LoadedConfig, split: str) -> tuple[Key, str]:
+    """A failure in the user's own objects (called by the script or by MindSpore, a metric, a keyword
+    argument), else the error as it is."""
     called = _called_key(stderr, error, loaded) if error else None
     if called:
         return called, f"calling it failed: {error}"
@@ -371,7 +384,7 @@ def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     """The factory key whose import failed: by the script function it failed in, or by module."""
     sites = _import_sites(loaded)
     for function, source in reversed(_frames(stderr)):
-        key = _host_site(function, source, error, sites)
+        key = _host_site(function, source, sites)
         if key:
             return key
     named = [key for key, path in sites.items() if _mentions(error, path)]
@@ -389,7 +402,7 @@ def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
     return out
 
 
-def _host_site(function: str, source: str, error: str, sites: dict[Key, str]) -> Key | None:
+def _host_site(function: str, source: str, sites: dict[Key, str]) -> Key | None:
     """The import site a script frame imports or calls: by its source line (`network = Net(...)`,
     `from parts import Net`), else by the function (create_train_dataset -> data.train.factory)."""
     matches = []
@@ -417,7 +430,7 @@ def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     in_script = _frames(stderr, in_script=True)
     if not in_script:
         return None
-    site = _host_site(*in_script[-1], error, _import_sites(loaded))
+    site = _host_site(*in_script[-1], _import_sites(loaded))
     if site is None:
         return None
     bad = _UNEXPECTED_KWARG.search(error)
@@ -447,14 +460,15 @@ def _mentions(error: str, path: str) -> bool:
 
 def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
     cfg = loaded.config
-    sites: dict[Key, str] = {}
+    networks: dict[Key, object]
     if isinstance(cfg, GanConfig):
-        for role in ("generator", "discriminator"):
-            net = getattr(cfg.gan, role).network
-            if isinstance(net, ImportedNetwork):
-                sites["gan", role, "network", "factory"] = net.factory
-    elif isinstance(cfg.network, ImportedNetwork):
-        sites["network", "factory"] = cfg.network.factory
+        roles = ("generator", "discriminator")
+        networks = {("gan", role, "network"): getattr(cfg.gan, role).network for role in roles}
+    else:
+        networks = {("network",): cfg.network}
+    sites: dict[Key, str] = {
+        (*at, "factory"): n.factory for at, n in networks.items() if isinstance(n, ImportedNetwork)
+    }
     for split in ("train", "eval"):
         spec = getattr(cfg.data, split)
         if isinstance(spec, ImportedData):

@@ -19,10 +19,10 @@ from mscodegen.run.parity import (
     PythonError,
     RunResult,
     _error,
-    _has_mindspore,
     _scripts_on_disk,
-    check_python,
     generate_both,
+    interpreter,
+    not_identical,
     run_script,
     step_differences,
 )
@@ -46,45 +46,22 @@ def run_resume_parity(
     target = Path(target)
     if not 1 <= resume_at < steps:
         return _error(f"--resume-at {resume_at} must be at least 1 and less than --steps {steps}")
-    if python is not None:
-        try:
-            python = check_python(python)
-        except PythonError as exc:
-            return _error(str(exc))
-    elif not _has_mindspore():
-        return _error(
-            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
-            "(pip install -e '.[run]' in the mscodegen checkout)"
-        )
+    try:
+        python = interpreter(python)
+    except PythonError as exc:
+        return _error(str(exc))
     root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
     try:
-        if target.is_dir():
-            found = _scripts_on_disk(target)
-            if isinstance(found, str):
-                return _error(found)
-            scripts = found
-        else:
-            scripts = generate_both(target, root / "scripts", overrides=overrides)
-        without = [
-            str(path) for path in scripts.values() if '"--resume"' not in path.read_text(encoding="utf-8")
-        ]
-        if without:
-            return _error(
-                f"{', '.join(without)} cannot resume: a config resumes from its checkpoints "
-                "(add a callbacks.checkpoint section; it is resumable unless resumable: false)"
-            )
+        scripts = _resumable_scripts(target, root, overrides)
+        if isinstance(scripts, str):
+            return _error(scripts)
         problems: list[str] = []
         for variant, script in scripts.items():
-            found_problems = _one_variant(
-                variant, script, root / variant, resume_at, steps, epochs, timeout, python or sys.executable
-            )
-            if found_problems is None:
+            found = _one_variant(variant, script, root / variant, resume_at, steps, epochs, timeout, python)
+            if found is None:
                 return 1
-            problems += [f"{variant}: {p}" for p in found_problems]
-        if problems:
-            print(f"NOT identical: {problems[0]}", file=sys.stderr)
-            if len(problems) > 1:
-                print("  " + "\n  ".join(problems[1:20]), file=sys.stderr)
+            problems += [f"{variant}: {p}" for p in found]
+        if not_identical(problems):
             return 1
         print(
             f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants"
@@ -95,6 +72,24 @@ def run_resume_parity(
             shutil.rmtree(root, ignore_errors=True)
         else:
             print(f"scripts, logs and checkpoints kept in {root}")
+
+
+def _resumable_scripts(target: Path, root: Path, overrides: Sequence[str]) -> dict[str, Path] | str:
+    """{variant: script} on disk or generated into `root`, or why they cannot resume."""
+    scripts = (
+        _scripts_on_disk(target)
+        if target.is_dir()
+        else generate_both(target, root / "scripts", overrides=overrides)
+    )
+    if isinstance(scripts, str):
+        return scripts
+    without = [str(path) for path in scripts.values() if '"--resume"' not in path.read_text(encoding="utf-8")]
+    if without:
+        return (
+            f"{', '.join(without)} cannot resume: a config resumes from its checkpoints "
+            "(add a callbacks.checkpoint section; it is resumable unless resumable: false)"
+        )
+    return scripts
 
 
 def _run(

@@ -113,7 +113,7 @@ class _Column:
 
 @lru_cache(maxsize=16)
 def _read(
-    path: Path, size: int, mtime_ns: int, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...]
+    path: Path, _size: int, _mtime_ns: int, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...]
 ) -> Table:
     with open(path, encoding="utf-8", newline="") as file:
         reader = csv.reader(file, delimiter=delimiter)

@@ -248,7 +248,7 @@ def pages() -> dict[str, str]:
         page = _Page()
         rows: list[Row] = []
         for key in keys:
-            rows += page.field_rows(key, fields[key], lambda p: True, "")
+            rows += page.field_rows(key, fields[key], lambda _: True, "")
         out[stem] = "\n\n".join([_intro(title, keys), _table(rows), *page.blocks]) + "\n"
         for key in keys:
             nested = _models(fields[key].annotation)

@@ -207,7 +207,7 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         c.mapped(key)
     auto_augment = c.opt_str("auto_augment")
     if auto_augment is not None:
-        _auto_augment(c, image, auto_augment, inter, mean, size)
+        _auto_augment(c, image, auto_augment, inter, mean)
         c.ignored("color_jitter", "mindcv ignores it when auto_augment is set")
     else:
         c.mapped("auto_augment")
@@ -322,9 +322,7 @@ def _fill(mean: list[float]) -> dict[str, Any]:
     return {"fill_value": img_mean[0] if len(set(img_mean)) == 1 else img_mean}
 
 
-def _auto_augment(
-    c: Converter, image: Pipeline, text: str, inter: str, mean: list[float], size: int | list[int]
-) -> None:
+def _auto_augment(c: Converter, image: Pipeline, text: str, inter: str, mean: list[float]) -> None:
     """transforms_imagenet_train's dispatch on the string's start (mindcv/data/auto_augment.py)."""
     policy, *parts = text.split("-")
     sections = _sections(parts)

@@ -21,40 +21,7 @@ def data(c: Converter) -> None:
     train_split, val_split = c.str_("train_split"), c.str_("val_split")
     per_device = c.int_("batch_size")
     devices = c.devices if c.bool_("distribute") else 1
-    train: dict[str, Any] = {}
-    evaluate: dict[str, Any] | None = {} if c.bool_("val_while_train") else None
-    train_dir: Path | None = None
-    if dataset in IMAGE_FOLDER_DATASETS:
-        train["kind"] = "image_folder"
-        train["path"], train_dir = _path(c, train_split)
-        if evaluate is not None:
-            evaluate["kind"] = "image_folder"
-            evaluate["path"], _ = _path(c, val_split)
-        c.mapped("dataset", "data_dir", "train_split", "val_split")
-    elif dataset in ("mnist", "cifar10"):
-        path, _ = _path(
-            c,
-        )
-        train.update(kind=dataset, path=path)
-        if evaluate is not None:
-            evaluate.update(kind=dataset, path=path)
-        c.mapped("dataset", "data_dir")
-        for key, split, spec in (("train_split", train_split, train), ("val_split", val_split, evaluate)):
-            if spec is None:
-                c.ignored(key, "no validation: val_while_train is false")
-            elif split in ("train", "test", "all"):
-                spec["usage"] = split
-                c.mapped(key)
-            else:
-                c.unconverted(key, f"{dataset} has the splits train, test and all")
-    else:
-        train.update(kind="synthetic", image_shape=[3, 32, 32])
-        c.unconverted(
-            "dataset",
-            "mscodegen reads image folders, mnist and cifar10 only: data.train is a synthetic placeholder",
-        )
-        c.mapped("data_dir", "train_split", "val_split")
-        evaluate = None
+    train, evaluate, train_dir = _sources(c, dataset, train_split, val_split)
     if c.bool_("dataset_download"):
         c.unconverted("dataset_download", "mscodegen never downloads data: download it into data_dir")
     else:
@@ -96,6 +63,45 @@ def data(c: Converter) -> None:
             c.comments[("data", "eval", "path")] = f"data_dir/{val_split}, val_while_train"
         c.comments[("data", "eval", "batch_size")] = "batch_size (every device evaluates all of it)"
     _num_classes(c, train_dir)
+
+
+def _sources(
+    c: Converter, dataset: str, train_split: str, val_split: str
+) -> tuple[dict[str, Any], dict[str, Any] | None, Path | None]:
+    """data.train and data.eval (None: no validation) with their sources; the train folder on this machine."""
+    train: dict[str, Any] = {}
+    evaluate: dict[str, Any] | None = {} if c.bool_("val_while_train") else None
+    train_dir: Path | None = None
+    if dataset in IMAGE_FOLDER_DATASETS:
+        train["kind"] = "image_folder"
+        train["path"], train_dir = _path(c, train_split)
+        if evaluate is not None:
+            evaluate["kind"] = "image_folder"
+            evaluate["path"], _ = _path(c, val_split)
+        c.mapped("dataset", "data_dir", "train_split", "val_split")
+    elif dataset in ("mnist", "cifar10"):
+        path, _ = _path(c)
+        train.update(kind=dataset, path=path)
+        if evaluate is not None:
+            evaluate.update(kind=dataset, path=path)
+        c.mapped("dataset", "data_dir")
+        for key, split, spec in (("train_split", train_split, train), ("val_split", val_split, evaluate)):
+            if spec is None:
+                c.ignored(key, "no validation: val_while_train is false")
+            elif split in ("train", "test", "all"):
+                spec["usage"] = split
+                c.mapped(key)
+            else:
+                c.unconverted(key, f"{dataset} has the splits train, test and all")
+    else:
+        train.update(kind="synthetic", image_shape=[3, 32, 32])
+        c.unconverted(
+            "dataset",
+            "mscodegen reads image folders, mnist and cifar10 only: data.train is a synthetic placeholder",
+        )
+        c.mapped("data_dir", "train_split", "val_split")
+        evaluate = None
+    return train, evaluate, train_dir
 
 
 def _path(c: Converter, *parts: str) -> tuple[str, Path]:

@@ -122,42 +122,9 @@ def lr_schedule(c: Converter) -> None:
     scheduler = c.str_("scheduler").lower()
     epochs = c.int_("epoch_size")
     warmup = c.int_("warmup_epochs")
-    main_epochs = epochs - warmup
     stair = c.bool_("lr_epoch_stair")
-    schedule: dict[str, Any]
-    cosine = scheduler in ("cosine_decay", "warmup_cosine_decay")
-    if cosine:
-        schedule = {"kind": "warmup_cosine" if warmup > 0 else "cosine"}
-        if warmup > 0:
-            schedule["warmup_epochs"] = warmup
-            schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
-        schedule["min_lr"] = c.float_("min_lr")
-        c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor")
-        decay = c.int_("decay_epochs")
-        if decay != main_epochs:
-            c.approximated(
-                "decay_epochs",
-                f"mindcv's cosine spans decay_epochs; mscodegen's spans the {main_epochs} epochs after "
-                "the warm-up (epoch_size - warmup_epochs)",
-            )
-        else:
-            c.mapped("decay_epochs")
-        if c.int_("num_cycles") != 1:
-            c.unconverted("num_cycles", "mscodegen's cosine has one cycle")
-            c.unconverted("cycle_decay", "mscodegen's cosine has one cycle")
-        else:
-            c.mapped("num_cycles")
-            c.ignored("cycle_decay", "one cosine cycle (num_cycles 1)")
-        c.ignored("decay_rate", f"not used by scheduler {scheduler}")
-        c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
-        if stair:
-            c.unconverted("lr_epoch_stair", "mscodegen's schedules change the LR every step")
-        else:
-            c.mapped("lr_epoch_stair")
-        default = "" if c.given("scheduler") else " (mindcv default)"
-        c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
-        if warmup > 0:
-            c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
+    if scheduler in ("cosine_decay", "warmup_cosine_decay"):
+        _cosine(c, scheduler, warmup, epochs - warmup, stair)
         return
     # the other schedulers: a warm-up (warmup_epochs > 0) cannot be combined with them in mscodegen
     if warmup > 0:
@@ -181,6 +148,41 @@ def lr_schedule(c: Converter) -> None:
     c.ignored("num_cycles", f"not used by scheduler {scheduler}")
     c.ignored("cycle_decay", f"not used by scheduler {scheduler}")
     c.ignored("lr_epoch_stair", f"scheduler {scheduler} changes the LR at epoch boundaries anyway")
+
+
+def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: bool) -> None:
+    """cosine_decay / warmup_cosine_decay: one cosine over the epochs after the warm-up (if any)."""
+    schedule: dict[str, Any] = {"kind": "warmup_cosine" if warmup > 0 else "cosine"}
+    if warmup > 0:
+        schedule["warmup_epochs"] = warmup
+        schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
+    schedule["min_lr"] = c.float_("min_lr")
+    c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor")
+    decay = c.int_("decay_epochs")
+    if decay != main_epochs:
+        c.approximated(
+            "decay_epochs",
+            f"mindcv's cosine spans decay_epochs; mscodegen's spans the {main_epochs} epochs after "
+            "the warm-up (epoch_size - warmup_epochs)",
+        )
+    else:
+        c.mapped("decay_epochs")
+    if c.int_("num_cycles") != 1:
+        c.unconverted("num_cycles", "mscodegen's cosine has one cycle")
+        c.unconverted("cycle_decay", "mscodegen's cosine has one cycle")
+    else:
+        c.mapped("num_cycles")
+        c.ignored("cycle_decay", "one cosine cycle (num_cycles 1)")
+    c.ignored("decay_rate", f"not used by scheduler {scheduler}")
+    c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
+    if stair:
+        c.unconverted("lr_epoch_stair", "mscodegen's schedules change the LR every step")
+    else:
+        c.mapped("lr_epoch_stair")
+    default = "" if c.given("scheduler") else " (mindcv default)"
+    c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
+    if warmup > 0:
+        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
 
 
 def _piecewise(c: Converter, scheduler: str, warmup: int, epochs: int) -> None:

@@ -41,67 +41,121 @@ def train_optimizer(cell: Any) -> Any:
     return optimizer if isinstance(optimizer, nn.Optimizer) and cell.training else None
 
 
-def _observe(directory: str) -> None:
-    import contextlib
-    import json
+def _floats(value: Any) -> Any:
+    value = value.asnumpy().tolist() if hasattr(value, "asnumpy") else value
+    return [_floats(v) for v in value] if isinstance(value, (list, tuple)) else float(value)
 
-    from mindspore import nn
-    from mindspore.dataset import Dataset
 
-    # what a metrics dict's repr holds besides literals: per-class arrays (numpy prints 8 digits), nan
-    READABLE = {"array": lambda values, dtype=None: values, "nan": float("nan"), "inf": float("inf")}
-    state: dict[str, Any] = {
-        "step": 0,
-        "steps_per_epoch": None,
-        "dataset": None,
-        "suffix": None,
-        "cells": 0,
-        "records": 0,
-    }
-    optimizers: list[Any] = []  # every optimizer made, for the GAN records
+class _Recorder:
+    """The records of one run: the step count, the training data (for the epoch), the files."""
 
-    def write(name: str, record: dict[str, Any]) -> None:
-        if state["suffix"] is None:
-            state["suffix"] = ""
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.step = self.cells = self.records = 0
+        self.steps_per_epoch: int | None = None
+        self.dataset: Any = None
+        self.suffix: str | None = None
+        self.optimizers: list[Any] = []  # every optimizer made, for the GAN records
+
+    def write(self, name: str, record: dict[str, Any]) -> None:
+        import json
+
+        if self.suffix is None:
+            self.suffix = ""
             try:  # under msrun (data parallel): one file per rank
                 from mindspore.communication import get_group_size, get_rank
 
                 if get_group_size() > 1:
-                    state["suffix"] = f".rank{get_rank()}"
+                    self.suffix = f".rank{get_rank()}"
             except (RuntimeError, ValueError):
                 pass
-        state["records"] += 1
-        path = os.path.join(directory, f"{name}{state['suffix']}.jsonl")
+        self.records += 1
+        path = os.path.join(self.directory, f"{name}{self.suffix}.jsonl")
         with open(path, "a", encoding="utf-8") as log:  # parity removes an older run's first
             print(json.dumps(record), file=log)
 
-    def epoch() -> int | None:
-        if state["steps_per_epoch"] is None and state["dataset"] is not None:
-            state["steps_per_epoch"] = max(1, state["dataset"].get_dataset_size())
-        return (state["step"] - 1) // state["steps_per_epoch"] + 1 if state["steps_per_epoch"] else None
+    def epoch(self) -> int | None:
+        if self.steps_per_epoch is None and self.dataset is not None:
+            self.steps_per_epoch = max(1, self.dataset.get_dataset_size())
+        return (self.step - 1) // self.steps_per_epoch + 1 if self.steps_per_epoch else None
 
-    def floats(value: Any) -> Any:
-        value = value.asnumpy().tolist() if hasattr(value, "asnumpy") else value
-        return [floats(v) for v in value] if isinstance(value, (list, tuple)) else float(value)
+    def cell_step(self, lr: Any, outputs: Any) -> None:
+        """A train cell's call returned `outputs`, applying `lr`."""
+        self.step += 1
+        self.cells += 1
+        record: dict[str, Any] = {"step": self.step, "epoch": self.epoch()}
+        if isinstance(outputs, tuple) and len(outputs) == 3:  # (loss, overflow, loss scale)
+            loss, overflow, scale = (_floats(value) for value in outputs)
+            record.update(loss=loss, lr=lr, loss_scale=scale, overflow=bool(overflow))
+        else:
+            loss = outputs[0] if isinstance(outputs, tuple) else outputs
+            record.update(loss=_floats(loss), lr=lr)
+        self.write("loss", record)
 
+    def loss_line(self, line: str) -> None:
+        """A GAN's printed losses as a step's record (scripts with a train cell are recorded above)."""
+        from mindspore import nn
+
+        head, _, values = line.partition(", ")
+        pairs = [value.split(" is ") for value in values.split(", ")]
+        if self.cells or not head.startswith("epoch: ") or any(len(pair) != 2 for pair in pairs):
+            return
+        self.step += 1
+        record: dict[str, Any] = {"step": self.step, "epoch": int(head.split()[1])}
+        record.update((name, float(value)) for name, value in pairs)
+        for optimizer in self.optimizers:
+            prefix = optimizer.global_step.name.rpartition("global_step")[0].replace("optimizer.", "")
+            record[f"{prefix}lr"] = _floats(nn.Optimizer.get_lr(optimizer))
+        self.write("loss", record)
+
+    def eval_line(self, line: str) -> None:
+        import contextlib
+
+        number, _, printed = line[len("Eval result: epoch ") :].partition(", metrics: ")
+        metrics: Any = printed  # compared as printed unless Python can read it
+        with contextlib.suppress(Exception):  # numpy's repr: array([...]), nan
+            metrics = eval(printed, {"__builtins__": {}}, _READABLE)  # noqa: S307
+        self.write("eval", {"epoch": int(number), "step": self.step, "metrics": metrics})
+
+
+# what a metrics dict's repr holds besides literals: per-class arrays (numpy prints 8 digits), nan
+_READABLE = {"array": lambda values, **_: values, "nan": float("nan"), "inf": float("inf")}
+
+
+class _Console:
+    """sys.stdout as it was, reading the loss and evaluation lines that pass through it."""
+
+    def __init__(self, stream: Any, recorder: _Recorder) -> None:
+        self.stream, self.recorder, self.line = stream, recorder, ""
+
+    def write(self, text: str) -> int:
+        self.line += text
+        *lines, self.line = self.line.split("\n")
+        for line in lines:
+            if " is " in line:
+                self.recorder.loss_line(line)
+            if line.startswith("Eval result: epoch "):
+                self.recorder.eval_line(line)
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _observe(directory: str) -> None:
+    from mindspore import nn
+    from mindspore.dataset import Dataset
+
+    recorder = _Recorder(directory)
     cell_call = nn.Cell.__call__
 
     def observed_call(cell: Any, *args: Any, **kwargs: Any) -> Any:
         optimizer = train_optimizer(cell)
         if optimizer is None:
             return cell_call(cell, *args, **kwargs)
-        lr = floats(nn.Optimizer.get_lr(optimizer))  # what this update applies
+        lr = _floats(nn.Optimizer.get_lr(optimizer))  # what this update applies
         outputs = cell_call(cell, *args, **kwargs)
-        state["step"] += 1
-        state["cells"] += 1
-        record: dict[str, Any] = {"step": state["step"], "epoch": epoch()}
-        if isinstance(outputs, tuple) and len(outputs) == 3:  # (loss, overflow, loss scale)
-            loss, overflow, scale = (floats(value) for value in outputs)
-            record.update(loss=loss, lr=lr, loss_scale=scale, overflow=bool(overflow))
-        else:
-            loss = outputs[0] if isinstance(outputs, tuple) else outputs
-            record.update(loss=floats(loss), lr=lr)
-        write("loss", record)
+        recorder.cell_step(lr, outputs)
         return outputs
 
     nn.Cell.__call__ = observed_call
@@ -109,28 +163,14 @@ def _observe(directory: str) -> None:
 
     def observed_optimizer_init(optimizer: Any, *args: Any, **kwargs: Any) -> None:
         optimizer_init(optimizer, *args, **kwargs)
-        optimizers.append(optimizer)
+        recorder.optimizers.append(optimizer)
 
     nn.Optimizer.__init__ = observed_optimizer_init
 
-    def loss_line(line: str) -> None:
-        """A GAN's printed losses as a step's record (scripts with a train cell are recorded above)."""
-        head, _, values = line.partition(", ")
-        pairs = [value.split(" is ") for value in values.split(", ")]
-        if state["cells"] or not head.startswith("epoch: ") or any(len(pair) != 2 for pair in pairs):
-            return
-        state["step"] += 1
-        record: dict[str, Any] = {"step": state["step"], "epoch": int(head.split()[1])}
-        record.update((name, float(value)) for name, value in pairs)
-        for optimizer in optimizers:
-            prefix = optimizer.global_step.name.rpartition("global_step")[0].replace("optimizer.", "")
-            record[f"{prefix}lr"] = floats(nn.Optimizer.get_lr(optimizer))
-        write("loss", record)
-
     def remember(create: Any) -> Any:
         def create_iterator(dataset: Any, *args: Any, **kwargs: Any) -> Any:
-            if not state["records"]:  # the last one made before the first step is the training data
-                state["dataset"] = dataset
+            if not recorder.records:  # the last one made before the first step is the training data
+                recorder.dataset = dataset
             return create(dataset, *args, **kwargs)
 
         return create_iterator
@@ -140,35 +180,11 @@ def _observe(directory: str) -> None:
     set_init_step = Dataset.set_init_step
 
     def observed_set_init_step(dataset: Any, init_step: int) -> Any:
-        state["step"] = init_step  # --resume: the run goes on from that step
+        recorder.step = init_step  # --resume: the run goes on from that step
         return set_init_step(dataset, init_step)
 
     Dataset.set_init_step = observed_set_init_step
-
-    class Console:
-        """sys.stdout as it was, reading the evaluation lines that pass through it."""
-
-        def __init__(self, stream: Any) -> None:
-            self.stream, self.line = stream, ""
-
-        def write(self, text: str) -> int:
-            self.line += text
-            *lines, self.line = self.line.split("\n")
-            for line in lines:
-                if " is " in line:
-                    loss_line(line)
-                if line.startswith("Eval result: epoch "):
-                    number, _, printed = line[len("Eval result: epoch ") :].partition(", metrics: ")
-                    metrics: Any = printed  # compared as printed unless Python can read it
-                    with contextlib.suppress(Exception):  # numpy's repr: array([...]), nan
-                        metrics = eval(printed, {"__builtins__": {}}, READABLE)  # noqa: S307
-                    write("eval", {"epoch": int(number), "step": state["step"], "metrics": metrics})
-            return int(self.stream.write(text))
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.stream, name)
-
-    sys.stdout = Console(sys.stdout)
+    sys.stdout = _Console(sys.stdout, recorder)
 
 
 if (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mscodegen.catalog import pipeline
 from mscodegen.catalog.suggest import did_you_mean
@@ -12,6 +13,7 @@ from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     BUILTIN_COLUMNS,
     CsvData,
+    Data,
     Dataset,
     ImportedData,
     columns_of,
@@ -31,7 +33,7 @@ from mscodegen.schema.training import eval_metrics
 
 
 @rule("data")
-def _shuffle_in_source_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _shuffle_in_source_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
         shuffle = getattr(spec, "shuffle", None)
         if isinstance(spec, ImportedData) and getattr(shuffle, "in_source", False):
@@ -69,7 +71,7 @@ def _batches(
 
 
 @rule("parallel", "data.train")
-def _parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _parallel_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     par = cfg.parallel
     if par.mode == "stand_alone" and par.workers != 1:
         yield ("parallel", "workers"), "more than one worker needs parallel.mode: data_parallel"
@@ -116,7 +118,7 @@ SOFT_LABEL_LOSSES = ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss")
 
 
 @rule("network", "data", "loss")
-def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _batch_transform_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """data.train.batch_transforms: soft labels need a loss that takes them, and their class count."""
     if cfg.data.eval is not None and cfg.data.eval.batch_transforms:
         yield ("data", "eval", "batch_transforms"), "batch-level ops mix training samples: data.train only"
@@ -143,28 +145,34 @@ def _batch_transform_rules(cfg: Config, config_dir: Path | None) -> Iterator[Vio
         )
     for i, entry in enumerate(train.batch_transforms):
         name, kwargs = pipeline.split_entry(entry)
-        at: KeyPath = ("data", "train", "batch_transforms", i)
-        if name != pipeline.MINDCV_MIXUP:
-            continue
-        given = kwargs.get("num_classes", 1000)
-        if classes is not None and given != classes:
-            key = (*at, name, "num_classes") if "num_classes" in kwargs else at
-            yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
-        if train.batch_size % 2:
-            yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
-        if not drops_remainder(train, "train"):
-            yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
-        pipelines = pipelines_of(cfg.data, "train")
-        fixed = fixed_transforms(train)
-        chw = (pipelines is not None and "HWC2CHW" in pipeline.names(pipelines.get("image", []))) or (
-            fixed is not None and fixed.hwc_to_chw
-        )
-        if not chw:
-            yield at, "mindcv.Mixup's cutmix slices NCHW images: the image pipeline must include HWC2CHW"
+        if name == pipeline.MINDCV_MIXUP:
+            yield from _mixup_rules(cfg, ("data", "train", "batch_transforms", i), kwargs, classes)
+
+
+def _mixup_rules(
+    cfg: Config, at: KeyPath, kwargs: dict[str, Any], classes: int | None
+) -> Iterator[Violation]:
+    """mindcv.Mixup at `at`: its class count, even batches, NCHW images."""
+    train = cfg.data.train
+    given = kwargs.get("num_classes", 1000)
+    if classes is not None and given != classes:
+        key = (*at, pipeline.MINDCV_MIXUP, "num_classes") if "num_classes" in kwargs else at
+        yield key, f"mindcv.Mixup's num_classes is {given} but the network has {classes} classes"
+    if train.batch_size % 2:
+        yield ("data", "train", "batch_size"), "mindcv.Mixup needs an even batch size"
+    if not drops_remainder(train, "train"):
+        yield ("data", "train", "drop_remainder"), "mindcv.Mixup needs even batches: keep this true"
+    pipelines = pipelines_of(cfg.data, "train")
+    fixed = fixed_transforms(train)
+    chw = (pipelines is not None and "HWC2CHW" in pipeline.names(pipelines.get("image", []))) or (
+        fixed is not None and fixed.hwc_to_chw
+    )
+    if not chw:
+        yield at, "mindcv.Mixup's cutmix slices NCHW images: the image pipeline must include HWC2CHW"
 
 
 @rule("data")
-def _eval_normalize_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _eval_normalize_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """data.eval must normalize its images when data.train does (else it evaluates on other inputs)."""
     spec = cfg.data.eval
     if spec is None or not hasattr(spec, "transforms"):
@@ -189,7 +197,7 @@ def _normalizes(cfg: Config, split: str) -> bool:
 
 
 @rule("network", "data")
-def _eval_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _eval_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """data.eval's images against what the builtin network takes."""
     net, eval_spec = cfg.network, cfg.data.eval
     if not isinstance(net, BuiltinNetwork) or eval_spec is None:
@@ -227,7 +235,7 @@ def _shape_key(split: str, spec: object) -> KeyPath:
 
 
 @rule("data")
-def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _column_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """data.inputs + data.labels name every column of each source, in its order (the loops unpack them)."""
     data = cfg.data
     named: list[tuple[KeyPath, str]] = [(("data", "inputs", i), c) for i, c in enumerate(data.inputs)]
@@ -241,67 +249,83 @@ def _column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
         if normal in seen:
             yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
         seen.add(normal)
-    wanted = data.columns
     for split in ("train", "eval"):
         spec = getattr(data, split)
-        if spec is None:
-            continue
-        have = columns_of(spec)
-        listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
-        where: KeyPath = ("data", split, "columns") if listed else ("data", split)
-        if isinstance(spec, ImportedData):
-            for i, column in enumerate(have):
-                why = column_collision(python_name(column))
-                if why:
-                    yield (*where, i), why
-                if column in have[:i]:
-                    yield (*where, i), f"column {column!r} is listed twice"
-        source = f"data.{split} ({spec.kind})"
-        for at, column in named:
+        if spec is not None:
+            yield from _source_column_rules(data, split, spec, named)
+
+
+def _source_column_rules(
+    data: Data, split: str, spec: Dataset, named: list[tuple[KeyPath, str]]
+) -> Iterator[Violation]:
+    """The columns data.`split` yields against data.inputs + data.labels (`named`) and its transforms."""
+    wanted = data.columns
+    have = columns_of(spec)
+    listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
+    where: KeyPath = ("data", split, "columns") if listed else ("data", split)
+    if isinstance(spec, ImportedData):
+        yield from _listed_column_rules(where, have)
+    source = f"data.{split} ({spec.kind})"
+    yield from _unknown_column_rules(data, named, have, source)
+    missing = [c for c in have if c not in wanted]
+    if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
+        yield (
+            where,
+            f"{source} yields {len(have)} columns ({', '.join(have)}) but data.inputs + data.labels "
+            f"name {len(wanted)} ({', '.join(wanted)}): {', '.join(missing)} would feed neither the network "
+            "nor the loss (name every column in data.inputs or data.labels)",
+        )
+    elif set(have) == set(wanted) and have != wanted:
+        yield (
+            where,
+            f"{source} yields its columns in the order {', '.join(have)} but the scripts unpack each batch "
+            f"as data.inputs then data.labels ({', '.join(wanted)}): list them in the same order",
+        )
+    pipelines = getattr(spec, "transforms", None)
+    if isinstance(pipelines, dict):
+        for column in pipelines:
             if column not in have:
-                unnamed = [c for c in have if c not in wanted]
-                hint = did_you_mean(column, unnamed)
-                if (
-                    not hint and unnamed and at[1] not in data.model_fields_set
-                ):  # the default [image] or [label]
-                    hint = f"; data.{at[1]} is [{column}] unless the config says otherwise, e.g. data.{at[1]}: [{unnamed[0]}]"
                 yield (
-                    at,
-                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint,
+                    ("data", split, "transforms", column),
+                    f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
+                    + did_you_mean(column, have),
                 )
-        missing = [c for c in have if c not in wanted]
-        if missing and len(have) != len(wanted):  # same count: a misnamed column, reported above
+    if spec.batch_transforms and wanted != BUILTIN_COLUMNS:
+        yield (
+            ("data", split, "batch_transforms"),
+            "batch_transforms mix the image and label columns: they need data.inputs: [image] and "
+            "data.labels: [label]",
+        )
+
+
+def _listed_column_rules(where: KeyPath, have: tuple[str, ...]) -> Iterator[Violation]:
+    """The columns an imported source lists: names the scripts can use, each once."""
+    for i, column in enumerate(have):
+        why = column_collision(python_name(column))
+        if why:
+            yield (*where, i), why
+        if column in have[:i]:
+            yield (*where, i), f"column {column!r} is listed twice"
+
+
+def _unknown_column_rules(
+    data: Data, named: list[tuple[KeyPath, str]], have: tuple[str, ...], source: str
+) -> Iterator[Violation]:
+    """A column data.inputs or data.labels names that the source does not yield."""
+    for at, column in named:
+        if column not in have:
+            unnamed = [c for c in have if c not in data.columns]
+            hint = did_you_mean(column, unnamed)
+            if not hint and unnamed and at[1] not in data.model_fields_set:  # the default [image] or [label]
+                hint = f"; data.{at[1]} is [{column}] unless the config says otherwise, e.g. data.{at[1]}: [{unnamed[0]}]"
             yield (
-                where,
-                f"{source} yields {len(have)} columns ({', '.join(have)}) but data.inputs + data.labels "
-                f"name {len(wanted)} ({', '.join(wanted)}): {', '.join(missing)} would feed neither the network "
-                "nor the loss (name every column in data.inputs or data.labels)",
-            )
-        elif set(have) == set(wanted) and have != wanted:
-            yield (
-                where,
-                f"{source} yields its columns in the order {', '.join(have)} but the scripts unpack each batch "
-                f"as data.inputs then data.labels ({', '.join(wanted)}): list them in the same order",
-            )
-        pipelines = getattr(spec, "transforms", None)
-        if isinstance(pipelines, dict):
-            for column in pipelines:
-                if column not in have:
-                    yield (
-                        ("data", split, "transforms", column),
-                        f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}"
-                        + did_you_mean(column, have),
-                    )
-        if spec.batch_transforms and wanted != BUILTIN_COLUMNS:
-            yield (
-                ("data", split, "batch_transforms"),
-                "batch_transforms mix the image and label columns: they need data.inputs: [image] and "
-                "data.labels: [label]",
+                at,
+                f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint,
             )
 
 
 @rule("data", "loss", "eval")
-def _many_labels_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _many_labels_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Several label columns: a loss that takes them all, and metrics that need no single label."""
     labels = cfg.data.labels
     if len(labels) < 2:
@@ -323,7 +347,7 @@ def _many_labels_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
 
 
 @rule("data", "network", "amp")
-def _many_inputs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _many_inputs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Several network inputs: an imported network that takes them; several columns: float32 cells."""
     inputs = cfg.data.inputs
     if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":

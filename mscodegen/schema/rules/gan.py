@@ -24,7 +24,7 @@ ROLES = ("generator", "discriminator")
 
 
 @rule("gan", "data.train")
-def _image_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
     """The generator makes data.train's images; the discriminator takes them."""
     gen, disc = cfg.gan.generator.network, cfg.gan.discriminator.network
     spec = cfg.data.train
@@ -65,21 +65,26 @@ def _image_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]
             f"{height}x{width} {after(spec)}",
         )
     if isinstance(disc, MindcvNetwork):
-        if disc.num_classes != 1:
-            yield (
-                ("gan", "discriminator", "network", "num_classes"),
-                "the discriminator returns one logit per image: set num_classes: 1",
-            )
-        in_channels, key = 3, ("gan", "discriminator", "network")  # type: tuple[int, KeyPath]
-        for name, value in disc.kwargs.items():
-            if python_name(name) == "in_channels" and isinstance(value, int):
-                in_channels, key = value, (*key, "kwargs", name)
-        if in_channels != channels:
-            yield (
-                key,
-                f"mindcv's {disc.name} takes {in_channels}-channel images but data.train gives {channels} "
-                f"channels: set kwargs.in_channels: {channels}",
-            )
+        yield from _mindcv_discriminator_rules(disc, channels)
+
+
+def _mindcv_discriminator_rules(disc: MindcvNetwork, channels: int) -> Iterator[Violation]:
+    """A mindcv discriminator: one logit per image, of data.train's `channels`."""
+    if disc.num_classes != 1:
+        yield (
+            ("gan", "discriminator", "network", "num_classes"),
+            "the discriminator returns one logit per image: set num_classes: 1",
+        )
+    in_channels, key = 3, ("gan", "discriminator", "network")  # type: tuple[int, KeyPath]
+    for name, value in disc.kwargs.items():
+        if python_name(name) == "in_channels" and isinstance(value, int):
+            in_channels, key = value, (*key, "kwargs", name)
+    if in_channels != channels:
+        yield (
+            key,
+            f"mindcv's {disc.name} takes {in_channels}-channel images but data.train gives {channels} "
+            f"channels: set kwargs.in_channels: {channels}",
+        )
 
 
 def _chw_rules(cfg: GanConfig) -> Iterator[Violation]:
@@ -124,7 +129,7 @@ def _data_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("gan", "callbacks", "train", "amp")
-def _loop_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+def _loop_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
     if cfg.callbacks.early_stopping is not None:
         yield (
             ("callbacks", "early_stopping"),
@@ -143,7 +148,7 @@ def _loop_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("gan", "runtime", "loss_scale")
-def _role_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
+def _role_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
     """What each network's optimizer and network section may hold with two networks."""
     for role in ROLES:
         part = getattr(cfg.gan, role)

@@ -121,7 +121,7 @@ def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("network", "eval")
-def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _top_k_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     known = network_classes(cfg)
     if known is None or cfg.eval is None:
         return
@@ -137,7 +137,7 @@ def _top_k_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("eval", "loss")
-def _binary_metric_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _binary_metric_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """BCEWithLogitsLoss's logits need the binary metrics: nn.Accuracy & co. take a score per class (they
     raise at the first evaluation, after a whole epoch); the binary ones mean nothing for other losses."""
     if cfg.eval is None or isinstance(cfg.loss, ImportedLoss):
@@ -165,7 +165,7 @@ def _binary_metric_rules(cfg: Config, config_dir: Path | None) -> Iterator[Viola
 
 
 @rule("loss", "data.train")
-def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _loss_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
     if isinstance(spec, ImportedData | CsvData):  # their labels are what the config says (rules/tables.py)
@@ -189,7 +189,7 @@ def _loss_label_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
 
 
 @rule("network", "data.train")
-def _input_shape_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _input_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """network.input_shape (or a mindcv model's channels) against data.train's images after transforms."""
     net = cfg.network
     train_shape = image_shape_of(cfg.data.train)
@@ -233,7 +233,7 @@ INCEPTION_V3_SIZES = (299, 346)
 
 
 @rule("network")
-def _mindcv_kwargs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _mindcv_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     net = cfg.network
     if not isinstance(net, MindcvNetwork) or net.name != "inception_v3":
         return
@@ -247,7 +247,7 @@ def _mindcv_kwargs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Viola
 
 
 @rule("loss")
-def _loss_kwargs_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _loss_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """loss.kwargs against the signature of the mindspore.nn loss (catalog/data/losses.json)."""
     if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs:
         return

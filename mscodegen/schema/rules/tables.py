@@ -41,7 +41,7 @@ def _column_keys(split: str, spec: CsvData) -> Iterator[tuple[KeyPath, str]]:
 
 
 @rule("data")
-def _csv_column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _csv_column_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Each CSV column feeds one batch column (a map consumes the columns it reads)."""
     for split, spec in _csv_specs(cfg):
         seen: set[str] = set()
@@ -63,7 +63,7 @@ def _csv_column_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
 
 
 @rule("data")
-def _csv_split_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _csv_split_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """data.train and data.eval from one file: complementary splits of the same rows."""
     train, evaluation = cfg.data.train, cfg.data.eval
     if not isinstance(train, CsvData) or not isinstance(evaluation, CsvData):
@@ -93,7 +93,7 @@ def _csv_split_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation
 
 
 @rule("data", "parallel")
-def _csv_parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _csv_parallel_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Data parallel shards the rows in CSVDataset: every rank must get as many rows as the others."""
     train = cfg.data.train
     if cfg.parallel.mode != "data_parallel" or not isinstance(train, CsvData):
@@ -113,7 +113,7 @@ def _csv_parallel_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violat
 
 
 @rule("data", "network", "loss")
-def _csv_network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _csv_network_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """What the network and the loss take from a csv source: float32 vectors, class indices."""
     net, train = cfg.network, cfg.data.train
     if isinstance(train, CsvData):

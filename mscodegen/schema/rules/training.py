@@ -22,7 +22,7 @@ from mscodegen.schema.training import ImportedMetric, eval_metrics
 
 
 @rule("callbacks", "data", "eval", "loss")
-def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _early_stopping_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     early = cfg.callbacks.early_stopping
     if early is None:
         return
@@ -49,7 +49,7 @@ def _early_stopping_rules(cfg: Config, config_dir: Path | None) -> Iterator[Viol
 
 
 @rule("ema", "grad", "loss_scale", "train")
-def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _ema_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """The average follows optimizer steps: one per batch, none skipped, each seen by a callback."""
     if cfg.ema is None:
         return
@@ -65,7 +65,7 @@ def _ema_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("callbacks", "data", "eval")
-def _keep_best_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _keep_best_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     ckpt = cfg.callbacks.checkpoint
     if ckpt is None or ckpt.keep is None:
         return
@@ -89,7 +89,7 @@ def metric_keys(cfg: Config) -> list[str]:
 
 
 @rule("eval", "data")
-def _eval_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _eval_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     if cfg.eval is not None and cfg.data.eval is None:
         yield ("eval",), "eval is configured but there is no data.eval to evaluate on"
     if cfg.eval is not None:
@@ -101,7 +101,7 @@ def _eval_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("lr_schedule", "train")
-def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _schedule_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     epochs, schedule = cfg.train.epochs, cfg.lr_schedule
     if isinstance(schedule, PiecewiseLR) and schedule.milestones[-1] >= epochs:
         yield (
@@ -122,7 +122,7 @@ def _schedule_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]
 
 
 @rule("amp")
-def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _amp_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     if cfg.amp.fp32_cells and cfg.amp.level == "O0":
         yield ("amp", "fp32_cells"), "has no effect with amp.level O0 (everything is float32)"
     if cfg.amp.keep_batchnorm_fp32 is not None and cfg.amp.level not in ("O2", "O3"):
@@ -130,7 +130,7 @@ def _amp_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
 
 
 @rule("optimizer", "network")
-def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _layer_decay_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     if cfg.optimizer.layer_decay is None:
         return
     if cfg.optimizer.groups:
@@ -149,7 +149,7 @@ def _layer_decay_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
 
 
 @rule("optimizer", "runtime", "loss_scale")
-def _optimizer_device_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+def _optimizer_device_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Optimizers that MindSpore 2.10 cannot run as configured."""
     if cfg.optimizer.name != "lamb":
         return

@@ -20,6 +20,7 @@ from mscodegen.config.compose import YAML_SUFFIXES
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output._files import not_utf8
+from mscodegen.output.write import read_lock
 from mscodegen.plan import SCRIPT_NAMES, build_plans
 from mscodegen.render import render
 from mscodegen.render.fmt import format_code
@@ -98,8 +99,6 @@ class ExplainError(Exception):
 
 def explain_script_line(script: Path, line: int, load: Any) -> str:
     """The report of `mscodegen explain SCRIPT:LINE`; `load(path, overrides)` loads a config."""
-    from mscodegen.output.write import read_lock
-
     lock = read_lock(script.parent)
     if lock is None:
         raise ExplainError(
