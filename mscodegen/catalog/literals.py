@@ -4,7 +4,35 @@ from __future__ import annotations
 
 import keyword
 import math
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
+
+
+# The script's own values, which `literal` writes too.
+@dataclass(frozen=True, slots=True)
+class Name:  # a parameter, a variable, vision.Inter.BILINEAR
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Call:  # func(arg, ..., key=value, ...), each argument a value literal writes
+    func: str
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda:  # lambda params: body
+    params: tuple[str, ...]
+    body: Call
+
+
+@dataclass(frozen=True, slots=True)
+class Under:  # a path under a folder the script names: data_dir / "train.csv" (None: the folder)
+    folder: str
+    path: PurePath | None
 
 
 def literal(value: Any) -> str:
@@ -14,7 +42,12 @@ def literal(value: Any) -> str:
     in an exponent), so black has less to do.
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
+    The script's own values: a Name, a Call, a Lambda, a path Under a folder; a Fraction as a
+    division (1.0 / 255.0); a PurePath absolute, or else from the script's folder (where a copied
+    script finds what lies beside it).
     """
+    if isinstance(value, Name | Call | Lambda | Under | Fraction | PurePath):
+        return _script_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
     if isinstance(value, str):
@@ -33,6 +66,22 @@ def literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot render {type(value).__name__} as a literal")
+
+
+def _script_value(value: Name | Call | Lambda | Under | Fraction | PurePath) -> str:
+    if isinstance(value, Name):
+        return value.name
+    if isinstance(value, Call):
+        return call(value.func, *map(literal, value.args), **dict(value.kwargs))
+    if isinstance(value, Lambda):
+        return f"lambda {', '.join(value.params)}: {literal(value.body)}"
+    if isinstance(value, Under):
+        return value.folder if value.path is None else f"{value.folder} / {string(value.path.as_posix())}"
+    if isinstance(value, Fraction):
+        return f"{float(value.numerator)} / {float(value.denominator)}"
+    if value.is_absolute():
+        return f"Path({string(value.as_posix())})"
+    return "Path(__file__).parent" + ("" if str(value) == "." else f" / {string(value.as_posix())}")
 
 
 def string(value: str) -> str:

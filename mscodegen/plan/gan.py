@@ -8,13 +8,13 @@ variant. The templates are train_gan_model.py.j2 and train_gan_native.py.j2.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import call, literal
-from mscodegen.plan.data import DatasetFn, DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.data import DatasetFn, DatasetUse, build_data
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
     Checkpoint,
@@ -174,8 +174,7 @@ def build_gan_shared(
     channels = shape[0] if shape else None
     data = build_data(cfg, rel)
     sharded = cfg.parallel.mode == "data_parallel"
-    label = cfg.data.labels[0]
-    functions = tuple(_with_latent_noise(f, label, cfg.gan.d_steps, sharded) for f in data.functions)
+    functions = data.functions
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
     checkpoint = _checkpoint(cfg)
@@ -199,7 +198,7 @@ def build_gan_shared(
     samples = cfg.gan.samples
     return GanShared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
-        constants=_constants(cfg, data.data_dir, data.data_dir_keys, config_sha256, resumable),
+        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable),
         runtime=build_runtime(cfg),
         generator=generator,
         discriminator=discriminator,
@@ -249,16 +248,6 @@ def _checkpoint(cfg: GanConfig) -> Checkpoint | None:
     if ckpt.every_steps:
         return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
     return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
-
-
-def _with_latent_noise(fn: DatasetFn, label: str, d_steps: int, sharded: bool) -> DatasetFn:
-    """The dataset function with the label column replaced by the latent vectors, and a batch per step."""
-    noise = "lambda label, info: add_latent_noise(label, info, shard_id)" if sharded else "add_latent_noise"
-    batch_map = f', per_batch_map={noise}, input_columns=[{literal(label)}], output_columns=["noise"]'
-    batch = fn.batch_expr
-    if d_steps > 1:  # one row per step: a batch for each discriminator update
-        batch = batch.replace(" // num_shards", "") + " * D_STEPS" + (" // num_shards" if sharded else "")
-    return replace(fn, batch_expr=batch, batch_map=batch_map)
 
 
 def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) -> GanNetwork:
@@ -352,12 +341,12 @@ def _discriminator_layers(image_size: int) -> tuple[Layer, ...]:
 
 
 def _constants(
-    cfg: GanConfig, data_dir: str | None, data_keys: str, config_sha256: str | None, resumable: bool
+    cfg: GanConfig, data_dir: PurePath | None, data_keys: str, config_sha256: str | None, resumable: bool
 ) -> tuple[tuple[Constant, ...], ...]:
     gan = cfg.gan
     run = run_constants(
         cfg,
-        data_dir=data_dir_expr(data_dir) if data_dir is not None else None,
+        data_dir=data_dir,
         data_keys=data_keys,
         config_sha256=config_sha256,
         resumable=resumable,
