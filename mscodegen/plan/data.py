@@ -84,7 +84,7 @@ class Source(_Step):  # dataset = call: the unbatched dataset
 
 
 @dataclass(frozen=True, slots=True)
-class Imported(_Step):  # ... of the factory data.*.factory names, imported where it is called
+class Imported(_Step):  # dataset = call of the factory data.*.factory names, imported where called
     factory: ImportedName
     call: Call
 
