@@ -657,6 +657,16 @@ def test_custom_cell_reasons_are_listed(tmp_path: Path) -> None:
     assert step.extras == ("loss scaling (dynamic)", "clipping (norm)", "accumulation over 2 batches")
 
 
+def test_a_factory_kwarg_named_batch_size_is_the_factorys_only(tmp_path: Path) -> None:
+    (tmp_path / "my_data.py").write_text(SUPPORT["my_data.py"], encoding="utf-8")
+    source = "{kind: import, factory: my_data:make, image_shape: [1, 8, 8], batch_size: 16, kwargs: {batch_size: 3}}"
+    (fn,) = plan_of(
+        load(tmp_path, MINIMAL.replace("{kind: synthetic, image_shape: [1, 8, 8]}", source))
+    ).shared.dataset_functions
+    assert [literal(s.call) for s in fn.steps if s.kind == "Imported"] == ["make(batch_size=3)"]
+    assert fn.steps[-1].size == 16  # batch() takes data.train.batch_size
+
+
 def test_data_parallel_shards_only_the_train_data(tmp_path: Path) -> None:
     text = MINIMAL.replace(
         "  train: {kind: synthetic, image_shape: [1, 8, 8]}\n",
