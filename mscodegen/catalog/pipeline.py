@@ -105,7 +105,7 @@ def _value_problems(name: str, param: dict[str, Any], value: object, column: str
 
 
 def render(entry: Entry) -> Call:
-    """One entry as the call the script makes, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
+    """One entry as the script's call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
     name, kwargs = split_entry(entry)
     op = _op(name)
     params = {p["name"]: p for p in op["params"]}

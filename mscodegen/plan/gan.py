@@ -174,7 +174,6 @@ def build_gan_shared(
     channels = shape[0] if shape else None
     data = build_data(cfg, rel)
     sharded = cfg.parallel.mode == "data_parallel"
-    functions = data.functions
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
     checkpoint = _checkpoint(cfg)
@@ -208,10 +207,10 @@ def build_gan_shared(
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
         data_helpers=data.helpers,
-        sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in functions)]),
+        sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in data.functions)]),
         data_dir=data.data_dir,
         data_dir_keys=data.data_dir_keys,
-        dataset_functions=functions,
+        dataset_functions=data.functions,
         datasets=data.uses,
         parallel=build_parallel(cfg),
         checkpoint=checkpoint,
