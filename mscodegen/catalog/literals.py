@@ -10,43 +10,44 @@ from pathlib import PurePath
 from typing import Any
 
 
-# The script's own values, which `literal` writes too.
 @dataclass(frozen=True, slots=True)
-class Name:  # a parameter, a variable, vision.Inter.BILINEAR
+class Name:
+    """A name of the script as a value (WEIGHT_DECAY, a parameter): written as itself, unquoted."""
+
     name: str
 
 
 @dataclass(frozen=True, slots=True)
-class Call:  # func(arg, ..., key=value, ...), each argument a value literal writes
+class Call:
+    """A call the script makes, as facts: `func(*args, **kwargs)`; `literal` writes it.
+
+    func is a name (`nn.Accuracy`, `create_model`); args and kwargs values are plain data, Names or Calls.
+    """
+
     func: str
     args: tuple[Any, ...] = ()
     kwargs: tuple[tuple[str, Any], ...] = ()
 
+    def __post_init__(self) -> None:
+        for key, _ in self.kwargs:
+            if not key.isidentifier() or keyword.iskeyword(key) or key == "__debug__":
+                raise ValueError(f"{key!r} cannot be a keyword argument name")
 
-@dataclass(frozen=True, slots=True)
-class Lambda:  # lambda params: body
-    params: tuple[str, ...]
-    body: Call
-
-
-@dataclass(frozen=True, slots=True)
-class Under:  # a path under a folder the script names: data_dir / "train.csv" (None: the folder)
-    folder: str
-    path: PurePath | None
+    @classmethod
+    def of(cls, func: str, /, *args: Any, **kwargs: Any) -> Call:
+        """`func` is positional-only so that a config kwarg named `func` is just another keyword."""
+        return cls(func, args, tuple(kwargs.items()))
 
 
 def literal(value: Any) -> str:
-    """A config value as Python source: repr() of plain data only, never raw text.
+    """A config value (or a Name, a Call) as Python source: repr() of plain data only, never raw text.
 
     Strings are quoted and floats written the way black would leave them (:func:`string`; no `+`
     in an exponent), so black has less to do.
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
-    The script's own values: a Name, a Call, a Lambda, a path Under a folder; a Fraction as a
-    division (1.0 / 255.0); a PurePath absolute, or else from the script's folder (where a copied
-    script finds what lies beside it).
     """
-    if isinstance(value, Name | Call | Lambda | Under | Fraction | PurePath):
+    if isinstance(value, Lambda | Under | Fraction | PurePath):
         return _script_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
@@ -65,23 +66,12 @@ def literal(value: Any) -> str:
         )
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot render {type(value).__name__} as a literal")
-
-
-def _script_value(value: Name | Call | Lambda | Under | Fraction | PurePath) -> str:
     if isinstance(value, Name):
         return value.name
     if isinstance(value, Call):
-        return call(value.func, *map(literal, value.args), **dict(value.kwargs))
-    if isinstance(value, Lambda):
-        return f"lambda {', '.join(value.params)}: {literal(value.body)}"
-    if isinstance(value, Under):
-        return value.folder if value.path is None else f"{value.folder} / {string(value.path.as_posix())}"
-    if isinstance(value, Fraction):
-        return f"{float(value.numerator)} / {float(value.denominator)}"
-    if value.is_absolute():
-        return f"Path({string(value.as_posix())})"
-    return "Path(__file__).parent" + ("" if str(value) == "." else f" / {string(value.as_posix())}")
+        args = [*map(literal, value.args), *(f"{k}={literal(v)}" for k, v in value.kwargs)]
+        return f"{value.func}({', '.join(args)})"
+    raise TypeError(f"cannot render {type(value).__name__} as a literal")
 
 
 def string(value: str) -> str:
@@ -112,8 +102,32 @@ def call(func: str, /, *args: str, **kwargs: Any) -> str:
 
     `func` is positional-only so that a config kwarg named `func` is just another keyword.
     """
-    for key in kwargs:
-        if not key.isidentifier() or keyword.iskeyword(key) or key == "__debug__":
-            raise ValueError(f"{key!r} cannot be a keyword argument name")
+    Call.of(func, **kwargs)  # refuses keywords that are not identifiers
     parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
     return f"{func}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda:  # lambda params: body
+    params: tuple[str, ...]
+    body: Call
+
+
+@dataclass(frozen=True, slots=True)
+class Under:  # a path under a folder the script names: data_dir / "train.csv" (None: the folder)
+    folder: str
+    path: PurePath | None
+
+
+def _script_value(value: Lambda | Under | Fraction | PurePath) -> str:
+    """A Fraction as a division (1.0 / 255.0); a PurePath absolute, or else from the script's folder
+    (where a copied script finds what lies beside it)."""
+    if isinstance(value, Lambda):
+        return f"lambda {', '.join(value.params)}: {literal(value.body)}"
+    if isinstance(value, Under):
+        return value.folder if value.path is None else f"{value.folder} / {string(value.path.as_posix())}"
+    if isinstance(value, Fraction):
+        return f"{float(value.numerator)} / {float(value.denominator)}"
+    if value.is_absolute():
+        return f"Path({string(value.as_posix())})"
+    return "Path(__file__).parent" + ("" if str(value) == "." else f" / {string(value.as_posix())}")
