@@ -1006,8 +1006,12 @@ def _ops(entries: list[dict]) -> list:
     from mindspore.dataset import transforms, vision
 
     from mscodegen.catalog import pipeline
+    from mscodegen.catalog.literals import literal
 
-    return [eval(pipeline.render(e), {"vision": vision, "transforms": transforms, "ms": ms}) for e in entries]
+    return [
+        eval(literal(pipeline.render(e)), {"vision": vision, "transforms": transforms, "ms": ms})
+        for e in entries
+    ]
 
 
 def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ from mscodegen.catalog.literals import Call, Name, call, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
+from mscodegen.plan.data import DatasetFn, Source
 from mscodegen.render.fmt import LINE_LENGTH
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +36,11 @@ def load(directory: Path, text: str, name: str = "cfg") -> LoadedConfig:
     path = directory / f"{name}.yaml"
     path.write_text(text, encoding="utf-8")
     return load_config(path)
+
+
+def source_of(fn: DatasetFn) -> Call:
+    """The call that makes a dataset function's unbatched dataset."""
+    return next(s.call for s in fn.steps if isinstance(s, Source))
 
 
 def plan_of(loaded: LoadedConfig, variant: str = "model", out_dir: Path | None = None):  # noqa: ANN201
@@ -294,11 +300,11 @@ def test_relative_data_paths_resolve_from_the_script_to_the_config_dir(
     # What the generated script does: DATA_DIR = Path(__file__).parent / path
     assert (tmp_path / out_dir / path).resolve() == (tmp_path / config_dir / "../data/mnist").resolve()
     data_dir = {c.name: c.value for group in plan.shared.constants for c in group}["DATA_DIR"]
-    assert data_dir == f'Path(__file__).parent / "{path}"'
+    assert literal(data_dir) == f'Path(__file__).parent / "{path}"'
     # the dataset function reads the folder train() passes it: args.data_dir (--data-dir, DATA_DIR by default)
     (fn,) = plan.shared.dataset_functions
-    assert fn.params[0] == "data_dir" and "str(data_dir)" in fn.source_call
-    assert [use.call for use in plan.shared.datasets] == [f"{fn.name}(args.data_dir)"]
+    assert fn.params[0] == "data_dir" and "str(data_dir)" in literal(source_of(fn))
+    assert [literal(use.call) for use in plan.shared.datasets] == [f"{fn.name}(args.data_dir)"]
 
 
 def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
@@ -310,7 +316,7 @@ def test_absolute_data_paths_stay_absolute(tmp_path: Path) -> None:
     plan = plan_of(load(tmp_path / "cfg", text))
     assert plan.shared.data_dir == data.as_posix()
     data_dir = {c.name: c.value for group in plan.shared.constants for c in group}["DATA_DIR"]
-    assert data_dir == f'Path("{data.as_posix()}")'
+    assert literal(data_dir) == f'Path("{data.as_posix()}")'
 
 
 def test_modules_next_to_the_config_get_a_relative_sys_path(tmp_path: Path) -> None:
@@ -660,6 +666,16 @@ def test_custom_cell_reasons_are_listed(tmp_path: Path) -> None:
     assert step.extras == ("loss scaling (dynamic)", "clipping (norm)", "accumulation over 2 batches")
 
 
+def test_a_factory_kwarg_named_batch_size_is_the_factorys_only(tmp_path: Path) -> None:
+    (tmp_path / "my_data.py").write_text(SUPPORT["my_data.py"], encoding="utf-8")
+    source = "{kind: import, factory: my_data:make, image_shape: [1, 8, 8], batch_size: 16, kwargs: {batch_size: 3}}"
+    (fn,) = plan_of(
+        load(tmp_path, MINIMAL.replace("{kind: synthetic, image_shape: [1, 8, 8]}", source))
+    ).shared.dataset_functions
+    assert [literal(s.call) for s in fn.steps if s.kind == "Imported"] == ["make(batch_size=3)"]
+    assert fn.steps[-1].size == 16  # batch() takes data.train.batch_size
+
+
 def test_data_parallel_shards_only_the_train_data(tmp_path: Path) -> None:
     text = MINIMAL.replace(
         "  train: {kind: synthetic, image_shape: [1, 8, 8]}\n",
@@ -668,10 +684,14 @@ def test_data_parallel_shards_only_the_train_data(tmp_path: Path) -> None:
     )
     plan = plan_of(load(tmp_path, text + "parallel: {mode: data_parallel, workers: 2}\n"))
     train, evaluation = plan.shared.dataset_functions  # sharding keeps them two functions
-    assert (train.params, train.batch_expr) == (("num_shards", "shard_id"), "8 // num_shards")
-    assert train.source_call.endswith("num_shards=num_shards, shard_id=shard_id)")
-    assert (evaluation.params, evaluation.batch_expr) == ((), "5")
-    assert [use.call for use in plan.shared.datasets] == [
+    assert (train.params, train.steps[-1].size, train.steps[-1].per_shard) == (
+        ("num_shards", "shard_id"),
+        8,
+        True,
+    )
+    assert literal(source_of(train)).endswith("num_shards=num_shards, shard_id=shard_id)")
+    assert (evaluation.params, evaluation.steps[-1].size, evaluation.steps[-1].per_shard) == ((), 5, False)
+    assert [literal(use.call) for use in plan.shared.datasets] == [
         "create_train_dataset(num_shards=group_size, shard_id=rank)",
         "create_eval_dataset()",
     ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import keyword
 import math
 from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
 
 
@@ -45,6 +47,8 @@ def literal(value: Any) -> str:
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
     """
+    if isinstance(value, Lambda | Under | Fraction | PurePath):
+        return _script_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
     if isinstance(value, str):
@@ -101,3 +105,29 @@ def call(func: str, /, *args: str, **kwargs: Any) -> str:
     Call.of(func, **kwargs)  # refuses keywords that are not identifiers
     parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
     return f"{func}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda:  # lambda params: body
+    params: tuple[str, ...]
+    body: Call
+
+
+@dataclass(frozen=True, slots=True)
+class Under:  # a path under a folder the script names: data_dir / "train.csv" (None: the folder)
+    folder: str
+    path: PurePath | None
+
+
+def _script_value(value: Lambda | Under | Fraction | PurePath) -> str:
+    """A Fraction as a division (1.0 / 255.0); a PurePath absolute, or else from the script's folder
+    (where a copied script finds what lies beside it)."""
+    if isinstance(value, Lambda):
+        return f"lambda {', '.join(value.params)}: {literal(value.body)}"
+    if isinstance(value, Under):
+        return value.folder if value.path is None else f"{value.folder} / {string(value.path.as_posix())}"
+    if isinstance(value, Fraction):
+        return f"{float(value.numerator)} / {float(value.denominator)}"
+    if value.is_absolute():
+        return f"Path({string(value.as_posix())})"
+    return "Path(__file__).parent" + ("" if str(value) == "." else f" / {string(value.as_posix())}")

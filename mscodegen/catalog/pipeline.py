@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mscodegen.catalog.dataset_ops import check_pipeline, load_table
-from mscodegen.catalog.literals import literal
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.suggest import close_matches
 
 MODULE_ALIASES = {
@@ -104,30 +104,29 @@ def _value_problems(name: str, param: dict[str, Any], value: object, column: str
     return [f"{name}: `{key}` takes a {param['type']}, which a config cannot give"]
 
 
-def render(entry: Entry) -> str:
-    """One entry as a Python call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
+def render(entry: Entry) -> Call:
+    """One entry as the script's call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
     name, kwargs = split_entry(entry)
     op = _op(name)
     params = {p["name"]: p for p in op["params"]}
-    args = [f"{key}={_value(params[key], value)}" for key, value in kwargs.items()]
-    return f"{MODULE_ALIASES[op['module']]}.{op['class']}({', '.join(args)})"
+    args = tuple((key, _value(params[key], value)) for key, value in kwargs.items())
+    return Call(f"{MODULE_ALIASES[op['module']]}.{op['class']}", kwargs=args)
 
 
-def _value(param: dict[str, Any], value: Any) -> str:
+def _value(param: dict[str, Any], value: Any) -> Any:
     accepts: list[str] = param["accepts"]
     for kind in accepts:
         if kind.startswith("enum:") and isinstance(value, str):
             enum = kind.removeprefix("enum:")
             if value in load_table()["enums"][enum]["members"]:
-                return f"{_enum_prefix(enum)}.{value}"
+                return Name(f"{_enum_prefix(enum)}.{value}")
     if "dtype" in accepts:
-        return f"ms.{value}"
+        return Name(f"ms.{value}")
     if "ops" in accepts:
-        entries = value if isinstance(value, list) else [value]
-        return "[" + ", ".join(render(e) for e in entries) + "]"
+        return [render(e) for e in (value if isinstance(value, list) else [value])]
     if isinstance(value, list) and _tuple_only(param["type"]):
-        return literal(tuple(value))
-    return literal(value)
+        return tuple(value)
+    return value
 
 
 def _tuple_only(stated_type: str) -> bool:
@@ -225,11 +224,9 @@ def batch_entry_problems(entry: object) -> list[str]:
     return problems
 
 
-def render_batch(entry: Entry) -> str:
+def render_batch(entry: Entry) -> Call:
     name, kwargs = split_entry(entry)
-    if name == MINDCV_MIXUP:
-        return f"Mixup({', '.join(f'{k}={literal(v)}' for k, v in kwargs.items())})"
-    return render(entry)
+    return Call("Mixup", kwargs=tuple(kwargs.items())) if name == MINDCV_MIXUP else render(entry)
 
 
 def batch_modules(entries: Sequence[Entry]) -> set[str]:

@@ -15,7 +15,7 @@ from typing import Literal
 from mscodegen import __version__
 from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
-from mscodegen.plan.data import DatasetUse, build_data, data_dir_expr
+from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.imports import Imports
@@ -234,7 +234,7 @@ def build_shared(
     constants = build_constants(
         cfg,
         step,
-        data_dir=data_dir_expr(data.data_dir) if data.data_dir is not None else None,
+        data_dir=data.folder,
         data_keys=data.data_dir_keys,
         config_sha256=config_sha256,
         resumable=resumable,

@@ -1,10 +1,13 @@
 """Plan of the data: the dataset functions both variants define and the calls train() makes.
 
+A dataset function is a list of steps, the statements it runs in order (Source, Map, Batch, ...); each
+holds facts, and templates/_data.py.j2 prints each kind of step with a macro of its own.
+
 data.train and data.eval share one function when they differ only in arguments (the split, the batch
 size, shuffling, ...): `create_dataset("train")`, `create_dataset("test")`. Each split is first planned
-with those arguments as «placeholders»; when the two plans are equal with the differing placeholders
-left as parameter names, they become one function. File sources read under one folder: the
-script's --data-dir, whose default is the DATA_DIR constant.
+with every value inline; when the two plans are equal with the differing values made parameters, they
+become one function. File sources read under one folder: the script's --data-dir, whose default is the
+DATA_DIR constant; a function that reads it takes it as its first parameter, `data_dir`.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from fractions import Fraction
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from mscodegen.catalog import pipeline
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import Call, Lambda, Name, Under
 from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config, soft_label_classes
 from mscodegen.schema.data import (
@@ -44,67 +49,119 @@ PARAMETERS = (
     "usage", "split", "path", "num_samples", "seed", "batch_size", "shuffle", "drop_remainder", "buffer_size"
 )  # fmt: skip
 MAX_PARAMETERS = 4  # a function of more reads worse than two functions
+POSITIONAL = ("usage", "split", "path")  # the argument that names the split, when it comes first
+Kwargs = tuple[tuple[str, Any], ...]  # (name, value) pairs, each value written by the `py` filter
+
+
+class _Step:
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        """The name of the macro that prints it."""
+        return type(self).__name__
 
 
 @dataclass(frozen=True, slots=True)
-class ColumnOps:
-    """One column's pipeline: `dataset.map([ops], input_columns=column)`."""
-
-    column: str
-    variable: str  # image_ops, label_ops
-    ops: tuple[str, ...]  # Python calls, rendered from the config's entries by pipeline.render
-    note: str | None = None  # above the map: why ops that run in Python get one thread (bench/pipeline.py)
+class Workers(_Step):  # workers = min(count, os.cpu_count()): MindSpore refuses more than the CPUs
+    count: int
 
 
 @dataclass(frozen=True, slots=True)
-class CsvMap:
-    """One batch column made from CSV columns: `dataset.map(op, input_columns=..., output_columns=...)`."""
-
-    op: str  # to_vector, a lambda calling to_vector_filled, text.ToNumber(ms.int32)
-    columns: str  # 'input_columns=["age", "bmi"], output_columns=["features"]' (no output: the same name)
+class Comment(_Step):
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
-class CsvSteps:
-    """What a csv source adds to its dataset function, in the order the function runs it."""
+class Assign(_Step):  # the arrays a numpy source slices, a column's list of ops
+    names: str
+    value: Any
 
-    split: str | None  # 'dataset.split([0.8, 0.2], randomize=False)[0]'
-    split_comment: str
-    keep: str | None  # missing: drop: the filter's input_columns, every CSV column read
-    maps: tuple[CsvMap, ...]
-    project: str  # the batch's columns in order, a Python literal
+
+@dataclass(frozen=True, slots=True)
+class Source(_Step):  # dataset = call: the unbatched dataset
+    call: Call
+
+
+@dataclass(frozen=True, slots=True)
+class Imported(_Step):  # dataset = call of the factory data.*.factory names, imported where called
+    factory: ImportedName
+    call: Call
+
+
+@dataclass(frozen=True, slots=True)
+class Split(_Step):  # csv split: dataset.split(fractions, randomize=False)[part], rows in file order
+    fractions: tuple[float, float]
+    part: int
+    comment: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sampler(_Step):  # this worker's shard of an imported factory's dataset
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Shuffle(_Step):
+    buffer_size: Any  # a number, the parameter, or the dataset's size (a Call)
+
+
+@dataclass(frozen=True, slots=True)
+class Map(_Step):  # dataset = dataset.<method>(op, name=value, ...), or return ... as the last step
+    method: str  # map, filter
+    op: Any  # a Call, a Name, a list of Calls
+    kwargs: Kwargs
+    returns: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Project(_Step):  # csv: the batch's columns in order
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelCast(_Step):  # MNIST/CIFAR labels are uint32: cast to int32 for the loss
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Batch(_Step):  # dataset.batch(size [* D_STEPS] [// num_shards], drop_remainder=..., kwargs)
+    size: Any  # the number, or the parameter
+    drop_remainder: Any
+    per_shard: bool  # data parallel: each worker batches its share of the batch
+    returns: bool  # no batch ops follow
+    d_steps: bool = False  # a gan's batch holds one per discriminator step
+    kwargs: Kwargs = ()  # a gan's per_batch_map that adds the latent vectors
+
+
+Step = Workers | Comment | Assign | Source | Imported | Split | Sampler | Shuffle | Map | Project | LabelCast | Batch  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class DatasetFn:
-    """One dataset function: its signature and every statement's expression."""
+    """One dataset function: its signature and its steps."""
 
     name: str
     params: tuple[str, ...]
     keys: str  # provenance: data.train,data.eval
-    arrays_call: str | None  # digits/synthetic: the numpy (images, labels) behind NumpySlicesDataset
-    source_call: str  # the unbatched source dataset
-    factory: ImportedName | None  # data.*.factory
-    shard_after: bool  # an imported factory's dataset gets a DistributedSampler
-    shuffle_after: bool  # ... and is shuffled with .shuffle()
-    column_ops: tuple[ColumnOps, ...]
-    label_cast: bool  # MNIST/CIFAR labels are uint32: cast to int32 for the loss
-    one_hot: tuple[str, ...]  # label ops before batch() when labels are soft (batch_transforms)
-    one_hot_comment: str
-    shuffle_buffer: str | None  # dataset.shuffle(buffer_size=...) after the maps
-    batch_expr: str
-    drop_remainder: str
-    batch_ops: tuple[str, ...]  # data.train.batch_transforms: maps on [image, label] after batch()
-    workers: str  # ", num_parallel_workers=N" where the config needs it, else ""
-    workers_line: str | None  # num_workers above 1: `workers = min(N, os.cpu_count())`, the function's first
+    steps: tuple[Step, ...]
     modules: tuple[str, ...]  # what the pipelines use: vision, transforms, text, ms, mindcv
-    csv: CsvSteps | None = None  # kind csv: split, dropped rows, columns made from CSV columns
-    batch_map: str = ""  # more batch() arguments: a gan's per_batch_map that adds the latent vectors
 
     @property
-    def factory_keys(self) -> str:
-        """The keys of the imported factory this function calls: data.train.factory (, data.eval...)."""
-        return ",".join(f"{key}.factory" for key in self.keys.split(","))
+    def factory(self) -> ImportedName | None:
+        return next((s.factory for s in self.steps if isinstance(s, Imported)), None)
+
+    @property
+    def shard_after(self) -> bool:
+        return any(isinstance(s, Sampler) for s in self.steps)
+
+    @property
+    def label_cast(self) -> bool:
+        return any(isinstance(s, LabelCast) for s in self.steps)
+
+    @property
+    def workers_line(self) -> bool:
+        return any(isinstance(s, Workers) for s in self.steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,37 +170,47 @@ class DatasetUse:
 
     key: str  # data.train
     variable: str  # train_dataset
-    call: str
+    call: Call
     factory: bool  # an imported factory makes it
     check_empty: bool = False  # train from a factory: validate cannot count its batches, the script does
 
 
 @dataclass(frozen=True, slots=True)
 class DataPlan:
-    data_dir: str | None  # DATA_DIR's value: the folder every file source reads from
+    data_dir: str | None  # the folder every file source reads from, from the script's folder (or absolute)
     data_dir_keys: str  # data.train.path, data.eval.path
     helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; CSV_HELPERS: cell conversions;
     # "unreadable_file": the excepthook that names a broken image / CIFAR batch
     functions: tuple[DatasetFn, ...]
     uses: tuple[DatasetUse, ...]  # train first, then eval
 
+    @property
+    def folder(self) -> Path | None:  # DATA_DIR's value
+        return None if self.data_dir is None else Path(self.data_dir)
+
+
+class _Values(dict[str, Any]):
+    """The values a split's function may take as parameters: each is the parameter's name when the
+    function takes it (`params`), else the value itself."""
+
+    def __init__(self, params: Sequence[str]) -> None:
+        super().__init__()
+        self.params = params
+
+    def __call__(self, name: str, value: Any) -> Any:
+        self[name] = value
+        return Name(name) if name in self.params else value
+
 
 @dataclass(frozen=True, slots=True)
 class _Split:
-    """One split before merging: a function with «placeholders», and their values."""
-
     fn: DatasetFn
-    values: dict[str, str]  # placeholder -> Python literal
     use: DatasetUse
-
-
-def _hole(name: str) -> str:
-    return f"\x00{name}\x00"
+    values: _Values
 
 
 def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
     """data.train (sharded under data parallel) and data.eval, as one function or two."""
-    sharded = cfg.parallel.mode == "data_parallel"
     specs: list[tuple[str, DatasetSpec]] = [("train", cfg.data.train)]
     if cfg.data.eval is not None:
         specs.append(("eval", cfg.data.eval))
@@ -154,22 +221,17 @@ def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
     }
     # DATA_DIR is a folder: a csv source's file lies in it
     folders = [
-        Path(paths[split]).parent.as_posix() if spec.kind == "csv" else paths[split]
-        for split, spec in specs
-        if split in paths
+        Path(paths[s]).parent.as_posix() if spec.kind == "csv" else paths[s]
+        for s, spec in specs
+        if s in paths
     ]
     data_dir = _common_dir(folders) if paths else None
-    splits = [
-        _with_pipelines(
-            cfg,
-            split,
-            _split(
-                cfg, spec, split, rel, sharded=sharded and split == "train", paths=paths, data_dir=data_dir
-            ),
-        )
-        for split, spec in specs
-    ]
-    functions, uses = _with_data_dir(*_merge(splits))
+
+    def plan(split: str, spec: DatasetSpec, name: str, params: Sequence[str]) -> _Split:
+        path = _relative(paths[split], data_dir) if split in paths and data_dir is not None else None
+        return _split(cfg, spec, split, rel, name, params, path)
+
+    functions, uses = _merge([(split, spec) for split, spec in specs], plan)
     kinds = {spec.kind for _, spec in specs}
     helpers: tuple[str, ...] = tuple(kind for kind in ("digits", "synthetic") if kind in kinds)
     helpers += _csv_helpers([spec for _, spec in specs if isinstance(spec, CsvData)])
@@ -177,31 +239,6 @@ def build_data(cfg: Config | GanConfig, rel: Relative) -> DataPlan:
         helpers += ("unreadable_file",)
     keys = ", ".join(f"data.{split}.path" for split in paths)
     return DataPlan(data_dir, keys, helpers, functions, uses)
-
-
-def _with_data_dir(
-    functions: tuple[DatasetFn, ...], uses: tuple[DatasetUse, ...]
-) -> tuple[tuple[DatasetFn, ...], tuple[DatasetUse, ...]]:
-    """File sources read under the script's --data-dir (DATA_DIR by default): a function that reads
-    DATA_DIR takes it as its first parameter, and train() passes args.data_dir (a copied script runs
-    with --data-dir wherever its data is)."""
-    reads = {fn.name for fn in functions if "DATA_DIR" in fn.source_call}
-    functions = tuple(
-        replace(
-            fn, params=("data_dir", *fn.params), source_call=fn.source_call.replace("DATA_DIR", "data_dir")
-        )
-        if fn.name in reads
-        else fn
-        for fn in functions
-    )
-    out = []
-    for use in uses:
-        call = use.call.replace("DATA_DIR", "args.data_dir")
-        name, _, rest = call.partition("(")
-        if name in reads:
-            call = f"{name}(args.data_dir{', ' if rest != ')' else ''}{rest}"
-        out.append(replace(use, call=call))
-    return functions, tuple(out)
 
 
 def _common_dir(paths: Sequence[str]) -> str:
@@ -212,23 +249,13 @@ def _common_dir(paths: Sequence[str]) -> str:
     return Path(common).as_posix() if common else "."
 
 
-def data_dir_expr(data_dir: str) -> str:
-    """DATA_DIR's value in the script: the folder relative to the script, or absolute."""
-    if Path(data_dir).is_absolute():
-        return f"Path({literal(data_dir)})"
-    return f"Path(__file__).parent / {literal(data_dir)}" if data_dir != "." else "Path(__file__).parent"
-
-
-def _path_expr(path: str, data_dir: str | None) -> str:
-    assert data_dir is not None
+def _relative(path: str, data_dir: str) -> PurePosixPath | None:
+    """The path under DATA_DIR (None: DATA_DIR itself)."""
     if path == data_dir:
-        return "DATA_DIR"
-    rest = (
-        Path(os.path.relpath(path, data_dir)).as_posix()
-        if not Path(path).is_absolute() or Path(data_dir).is_absolute()
-        else path
-    )
-    return f"DATA_DIR / {literal(rest)}"
+        return None
+    if not Path(path).is_absolute() or Path(data_dir).is_absolute():
+        return PurePosixPath(Path(os.path.relpath(path, data_dir)).as_posix())
+    return PurePosixPath(path)
 
 
 def _split(
@@ -236,131 +263,121 @@ def _split(
     spec: DatasetSpec,
     split: str,
     rel: Relative,
-    *,
-    sharded: bool,
-    paths: dict[str, str],
-    data_dir: str | None,
+    name: str,
+    params: Sequence[str],
+    path: PurePosixPath | None,
 ) -> _Split:
+    """One split's function, taking `params` as parameters, and train()'s call of it."""
+    sharded = cfg.parallel.mode == "data_parallel" and split == "train"
     shuffle = bool(spec.shuffle) if spec.shuffle is not None else split == "train"
-    # a buffered shuffle happens after the maps (_with_pipelines), not in the source
-    source_shuffle = shuffle and (not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source)
+    buffer = (
+        spec.shuffle.buffer_size
+        if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
+        else None
+    )
     # Dataset.split takes the rows in file order: they are shuffled after it
     split_rows = isinstance(spec, CsvData) and spec.split is not None
-    source_shuffle = source_shuffle and not split_rows
-    values: dict[str, str] = {
-        "batch_size": literal(spec.batch_size),
-        "drop_remainder": literal(drops_remainder(spec, split)),
-    }
-    args = ""
-    if spec.kind != "import":
-        values["shuffle"] = literal(source_shuffle)
-        args = f"shuffle={_hole('shuffle')}"
-    workers, workers_line = _workers(cfg, spec)
-    if spec.kind != "import" and workers:
-        args += workers
+    workers, cap = _workers(spec)
+    v = _Values(params)
+    steps = _source(spec, split, rel, v, workers, sharded, path, shuffle=shuffle and not split_rows)
+    if isinstance(spec, CsvData) and spec.split is not None:
+        fractions, part = split_fractions(spec.test_fraction), 0 if spec.split == "train" else 1
+        comment = f"the {'first' if part == 0 else 'last'} {fractions[part]:.0%} of the rows"
+        steps.append(Split(fractions, part, comment))
+    if sharded and spec.kind == "import":
+        steps.append(Sampler())
+    if shuffle and (spec.kind == "import" or split_rows) and buffer is None:
+        steps.append(Shuffle(Call("dataset.get_dataset_size")))
+    if isinstance(spec, CsvData):
+        steps += _csv_steps(spec, workers)
+    steps += _map_steps(cfg, spec, split, workers)
+    if buffer is not None:
+        steps.append(Shuffle(v("buffer_size", buffer)))
+    steps += _batch_steps(cfg, spec, split, v, workers, sharded)
+    if cap and (spec.kind != "import" or any(isinstance(s, Map) for s in steps)):
+        steps.insert(0, Workers(cap))
+    reads = spec.kind in FILE_SOURCES and "path" not in params  # it reads DATA_DIR: train() passes it
+    signature = ("data_dir",) * reads + (("num_shards", "shard_id") if sharded else tuple(params))
+    fn = DatasetFn(name, signature, f"data.{split}", tuple(steps), _modules(cfg, spec, split))
+    args: list[Any] = [Name("args.data_dir")] * reads
+    kwargs = [("num_shards", Name("group_size")), ("shard_id", Name("rank"))] if sharded else []
+    for i, param in enumerate(params):
+        value = replace(v[param], folder="args.data_dir") if isinstance(v[param], Under) else v[param]
+        args += [value] if i == 0 and param in POSITIONAL else []
+        kwargs += [] if i == 0 and param in POSITIONAL else [(param, value)]
+    call, imported = Call(name, tuple(args), tuple(kwargs)), spec.kind == "import"
+    use = DatasetUse(f"data.{split}", f"{split}_dataset", call, imported, imported and split == "train")
+    return _Split(fn, use, v)
+
+
+def _source(
+    spec: DatasetSpec,
+    split: str,
+    rel: Relative,
+    v: _Values,
+    workers: Kwargs,
+    sharded: bool,
+    path: PurePosixPath | None,
+    *,
+    shuffle: bool,
+) -> list[Step]:
+    """The unbatched dataset: an imported factory's, a numpy source's arrays sliced, or a file reader's.
+    A buffered shuffle happens after the maps, not in the source."""
+    if isinstance(spec, ImportedData):
+        factory = rel.imported(spec.factory, f"data.{split}.factory")
+        kwargs = tuple((k, v(k, value) if k in PARAMETERS else value) for k, value in spec.kwargs.items())
+        return [Imported(factory, Call(factory.attr, kwargs=kwargs))]
+    in_source = not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source
+    kwargs = (("shuffle", v("shuffle", shuffle and in_source)), *workers)
     num_samples = getattr(spec, "num_samples", None)
     if num_samples and spec.kind in FILE_SOURCES:
-        values["num_samples"] = literal(num_samples)
-        args += f", num_samples={_hole('num_samples')}"
-    if sharded and spec.kind != "import":
-        args += ", num_shards=num_shards, shard_id=shard_id"
-    arrays_call = None
-    factory = None
+        kwargs += (("num_samples", v("num_samples", num_samples)),)
+    if sharded:
+        kwargs += (("num_shards", Name("num_shards")), ("shard_id", Name("shard_id")))
     if spec.kind == "digits":
-        values["split"] = literal(spec.split)
-        arrays_call = f"load_digits_split({_hole('split')}, {literal(spec.test_fraction)})"
+        arrays = Call("load_digits_split", (v("split", spec.split), spec.test_fraction))
     elif spec.kind == "synthetic":
-        values["num_samples"] = literal(spec.num_samples)
-        values["seed"] = literal(spec.seed)
-        shape = literal(tuple(spec.image_shape))
-        arrays_call = (
-            f"make_synthetic({_hole('num_samples')}, {shape}, {literal(spec.num_classes)}, {_hole('seed')})"
+        shape, classes = tuple(spec.image_shape), spec.num_classes
+        arrays = Call(
+            "make_synthetic", (v("num_samples", spec.num_samples), shape, classes, v("seed", spec.seed))
         )
-    if arrays_call is not None:
-        source = f'ds.NumpySlicesDataset({{"image": images, "label": labels}}, {args})'
-    elif isinstance(spec, ImportedData):
-        factory = rel.imported(spec.factory, f"data.{split}.factory")
-        kwargs = {}
-        for key, value in spec.kwargs.items():
-            if key in PARAMETERS and key.isidentifier():
-                values[key] = literal(value)
-                kwargs[key] = _hole(key)
-            else:
-                kwargs[key] = literal(value)
-        source = f"{factory.attr}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
-    elif isinstance(spec, MnistData | Cifar10Data):
-        values["path"] = _path_expr(paths[split], data_dir)
-        values["usage"] = literal(spec.usage)
-        loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
-        source = f"{loader}(str({_hole('path')}), usage={_hole('usage')}, {args})"
-    elif isinstance(spec, CsvData):
-        values["path"] = _path_expr(paths[split], data_dir)
-        delimiter = f"field_delim={literal(spec.field_delim)}, " if spec.field_delim != "," else ""
-        source = f"ds.CSVDataset(str({_hole('path')}), {delimiter}{args})"
     else:
-        assert isinstance(spec, ImageFolderData)
-        values["path"] = _path_expr(paths[split], data_dir)
-        source = f"ds.ImageFolderDataset(str({_hole('path')}), decode=True, {args})"
-    batch = _hole("batch_size") + (" // num_shards" if sharded else "")
-    fn = DatasetFn(
-        name=f"create_{split}_dataset",
-        params=("num_shards", "shard_id") if sharded else (),
-        keys=f"data.{split}",
-        arrays_call=arrays_call,
-        source_call=source,
-        factory=factory,
-        shard_after=sharded and factory is not None,
-        shuffle_after=shuffle and (factory is not None or split_rows),
-        column_ops=_fixed_ops(spec),
-        label_cast=spec.kind in ("mnist", "cifar10"),
-        one_hot=(),
-        one_hot_comment="",
-        shuffle_buffer=None,
-        batch_expr=batch,
-        drop_remainder=_hole("drop_remainder"),
-        batch_ops=(),
-        workers=workers,
-        workers_line=workers_line,
-        modules=("vision",) if _fixed_ops(spec) else ("text",) if _reads_classes(spec) else (),
-        csv=_csv_steps(cfg, spec) if isinstance(spec, CsvData) else None,
-    )
-    variable = f"{split}_dataset"
-    use_call = f"{fn.name}(num_shards=group_size, shard_id=rank)" if sharded else f"{fn.name}()"
-    use = DatasetUse(
-        f"data.{split}",
-        variable,
-        use_call,
-        factory is not None,
-        check_empty=factory is not None and split == "train",
-    )
-    return _Split(fn, values, use)
+        file = Call("str", (v("path", Under("data_dir", path)),))
+        return _file_source(spec, v, file, kwargs)
+    images = {"image": Name("images"), "label": Name("labels")}
+    return [Assign("images, labels", arrays), Source(Call("ds.NumpySlicesDataset", (images,), kwargs))]
 
 
-def _reads_classes(spec: DatasetSpec) -> bool:
-    """A csv source with a class-index column (text.ToNumber)."""
-    return isinstance(spec, CsvData) and any(isinstance(v, str) for v in spec.columns.values())
+def _file_source(spec: DatasetSpec, v: _Values, file: Call, kwargs: Kwargs) -> list[Step]:
+    if isinstance(spec, CsvData):
+        delimiter = (("field_delim", spec.field_delim),) if spec.field_delim != "," else ()
+        comment = Comment("the header row names the columns; every cell is read as text and converted below")
+        return [comment, Source(Call("ds.CSVDataset", (file,), delimiter + kwargs))]
+    if isinstance(spec, ImageFolderData):
+        return [Source(Call("ds.ImageFolderDataset", (file,), (("decode", True), *kwargs)))]
+    assert isinstance(spec, MnistData | Cifar10Data)
+    loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
+    return [Source(Call(loader, (file,), (("usage", v("usage", spec.usage)), *kwargs)))]
 
 
-def _csv_steps(cfg: Config | GanConfig, spec: CsvData) -> CsvSteps:
-    """The split, the dropped rows and one map per batch column; project() orders the batch's columns."""
-    split, comment = None, ""
-    if spec.split is not None:
-        fractions = split_fractions(spec.test_fraction)
-        part = 0 if spec.split == "train" else 1
-        split = f"dataset.split({literal(list(fractions))}, randomize=False)[{part}]"
-        comment = f"the {'first' if part == 0 else 'last'} {fractions[part]:.0%} of the rows"
+def _csv_steps(spec: CsvData, workers: Kwargs) -> list[Step]:
+    """The dropped rows, one map per batch column, and project() ordering the batch's columns."""
+    steps: list[Step] = []
+    if spec.missing == "drop":
+        steps.append(Comment("missing: drop - keep the rows whose cells all hold numbers"))
+        steps.append(
+            Map("filter", Name("is_complete"), (("input_columns", list(spec.csv_columns())), *workers))
+        )
     fill = spec.missing.fill if isinstance(spec.missing, FillMissing) else None
-    maps = []
     for name, value in spec.columns.items():
         if isinstance(value, str):
-            op, same = "text.ToNumber(ms.int32)", value == name
+            op: Any = Call("text.ToNumber", (Name("ms.int32"),))
         else:
-            op = "to_vector" if fill is None else f"lambda *cells: to_vector_filled(cells, {literal(fill)})"
-            same = value == [name]
-        output = "" if same else f", output_columns={literal([name])}"
-        maps.append(CsvMap(op, f"input_columns={literal(value)}{output}"))
-    keep = literal(list(spec.csv_columns())) if spec.missing == "drop" else None
-    return CsvSteps(split, comment, keep, tuple(maps), literal(list(spec.columns)))
+            filled = Lambda(("*cells",), Call("to_vector_filled", (Name("cells"), fill)))
+            op = Name("to_vector") if fill is None else filled
+        output = () if value in (name, [name]) else (("output_columns", [name]),)
+        steps.append(Map("map", op, (("input_columns", value), *output, *workers)))
+    return [*steps, Project(tuple(spec.columns))]
 
 
 def _csv_helpers(specs: Sequence[CsvData]) -> tuple[str, ...]:
@@ -377,26 +394,25 @@ def _csv_helpers(specs: Sequence[CsvData]) -> tuple[str, ...]:
     return tuple(name for name in CSV_HELPERS if name in used)
 
 
-def _workers(cfg: Config | GanConfig, spec: DatasetSpec) -> tuple[str, str | None]:
+def _workers(spec: DatasetSpec) -> tuple[Kwargs, int | None]:
     """num_parallel_workers only where it matters: set in the config, or ops that run in Python
     (reproducible with one worker only); otherwise MindSpore's default (its CPU count, at most 8).
 
     More than one worker is capped at the CPU count where the script runs: MindSpore refuses more
     (mindcv's recipes ask for 8 or 16), so the function starts with `workers = min(N, os.cpu_count())`.
     """
-    if "num_workers" in spec.model_fields_set:
-        if spec.num_workers == 1:
-            return ", num_parallel_workers=1", None
-        return ", num_parallel_workers=workers", f"workers = min({spec.num_workers}, os.cpu_count())"
+    if "num_workers" in spec.model_fields_set and spec.num_workers != 1:
+        return (("num_parallel_workers", Name("workers")),), spec.num_workers
     transforms = getattr(spec, "transforms", None)
     python_ops = isinstance(transforms, dict) and any(
         pipeline.python_only(entries or []) for entries in transforms.values()
     )
     batch = any(n == pipeline.MINDCV_MIXUP for n in pipeline.names(spec.batch_transforms))
-    return (", num_parallel_workers=1" if python_ops or batch else ""), None
+    one = "num_workers" in spec.model_fields_set or python_ops or batch
+    return ((("num_parallel_workers", 1),) if one else ()), None
 
 
-def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> str | None:
+def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> list[Step]:
     """One line where a column's ops run in Python with one thread: why one, and why not processes.
 
     Measured by `python -m bench.pipeline` (docs/speed.md, mindcv's ImageNet augmentation on 2 cores):
@@ -405,29 +421,29 @@ def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> str | 
     """
     slow = pipeline.python_only(entries)
     if not slow or "num_workers" in spec.model_fields_set and spec.num_workers != 1:
-        return None
+        return []
     ops = ", ".join(dict.fromkeys(slow))
-    return f"{ops} {'run' if ',' in ops else 'runs'} in Python: one thread keeps it reproducible, more were no faster"
+    why = "in Python: one thread keeps it reproducible, more were no faster"
+    return [Comment(f"{ops} {'run' if ',' in ops else 'runs'} {why}")]
 
 
-def _fixed_ops(spec: DatasetSpec) -> tuple[ColumnOps, ...]:
+def _fixed_ops(spec: DatasetSpec) -> list[Call]:
     """The fixed `transforms: {resize, rescale, normalize, hwc_to_chw}` form, as the image column's ops."""
     transforms = fixed_transforms(spec)
     if transforms is None:
-        return ()
+        return []
     ops = []
     if transforms.resize:
-        ops.append(f"vision.Resize({literal(tuple(transforms.resize))})")
-    rescale = transforms.rescale
-    if rescale is None and spec.kind in UINT8_SOURCES:
-        ops.append("vision.Rescale(1.0 / 255.0, 0.0)")
-    elif rescale is not None:
-        ops.append(f"vision.Rescale({literal(rescale)}, 0.0)")
+        ops.append(Call("vision.Resize", (tuple(transforms.resize),)))
+    if transforms.rescale is not None or spec.kind in UINT8_SOURCES:
+        rescale = Fraction(1, 255) if transforms.rescale is None else transforms.rescale
+        ops.append(Call("vision.Rescale", (rescale, 0.0)))
     if transforms.normalize:
-        ops.append(call("vision.Normalize", mean=transforms.normalize.mean, std=transforms.normalize.std))
+        normalize = (("mean", transforms.normalize.mean), ("std", transforms.normalize.std))
+        ops.append(Call("vision.Normalize", kwargs=normalize))
     if transforms.hwc_to_chw:
-        ops.append("vision.HWC2CHW()")
-    return (ColumnOps("image", "image_ops", tuple(ops)),) if ops else ()
+        ops.append(Call("vision.HWC2CHW"))
+    return ops
 
 
 _ONE_HOT_COMMENTS = {
@@ -436,50 +452,91 @@ _ONE_HOT_COMMENTS = {
 }
 
 
-def _with_pipelines(cfg: Config | GanConfig, split: str, planned: _Split) -> _Split:
-    """Add the per-column pipelines, the soft labels and the buffered shuffle to a split's plan."""
-    spec = cfg.data.train if split == "train" else cfg.data.eval
-    assert spec is not None
+def _map_steps(cfg: Config | GanConfig, spec: DatasetSpec, split: str, workers: Kwargs) -> list[Step]:
+    """The per-column pipelines (or the fixed form's image ops), the label cast, the one-hot labels."""
     pipelines = pipelines_of(cfg.data, split)
-    buffer = (
-        spec.shuffle.buffer_size
-        if isinstance(spec, _Loader) and isinstance(spec.shuffle, ShuffleBuffer)
-        else None
+    columns: list[tuple[str, list[Call], list[Step]]] = (
+        [("image", _fixed_ops(spec), [])]
+        if pipelines is None
+        else [
+            (c, [pipeline.render(e) for e in es or []], _python_note(es or [], spec))
+            for c, es in pipelines.items()
+        ]
     )
+    steps: list[Step] = []
+    for column, ops, note in columns:
+        kwargs = (("input_columns", column), *workers)
+        if len(ops) == 1:
+            steps += [*note, Map("map", ops[0], kwargs)]
+        elif ops:
+            steps += [*note, Assign(f"{column}_ops", ops), Map("map", Name(f"{column}_ops"), kwargs)]
+    if spec.kind in ("mnist", "cifar10") and not (
+        pipelines and _casts_to_int32(pipelines.get("label") or [])
+    ):
+        steps.append(LabelCast())  # unless the label pipeline already ends with the int32 cast
+    one_hot = _one_hot(cfg, split)
+    if one_hot:
+        steps += [
+            Comment(_ONE_HOT_COMMENTS[split]),
+            Map("map", one_hot, (("input_columns", "label"), *workers)),
+        ]
+    return steps
+
+
+def _one_hot(cfg: Config | GanConfig, split: str) -> list[Call]:
+    """The label ops before batch() when labels are soft (batch_transforms)."""
     classes = soft_label_classes(cfg) if isinstance(cfg, Config) else None  # a gan has no batch ops
-    fn, values = planned.fn, dict(planned.values)
-    if pipelines is None and buffer is None and classes is None:
-        return planned
-    columns: list[ColumnOps] = []
-    used: set[str] = set()
-    for column, entries in (pipelines or {}).items():
-        if entries:
-            ops = tuple(pipeline.render(e) for e in entries)
-            columns.append(ColumnOps(column, f"{column}_ops", ops, _python_note(entries, spec)))
-            used |= pipeline.modules(entries)
-    changes: dict[str, object] = {"column_ops": tuple(columns) if pipelines is not None else fn.column_ops}
-    if pipelines is not None and fn.label_cast and _casts_to_int32(pipelines.get("label") or []):
-        changes["label_cast"] = False  # the label pipeline already ends with the int32 cast
-    if classes is not None:
-        entries = cfg.data.train.batch_transforms
-        if split == "eval":
-            one_hot: tuple[str, ...] = (
-                call("transforms.OneHot", num_classes=classes),
-                "transforms.TypeCast(ms.float32)",
-            )
-            batch_ops: tuple[str, ...] = ()
-        else:
-            needs = any(n in pipeline.NEEDS_ONE_HOT for n in pipeline.names(entries))
-            one_hot = (call("transforms.OneHot", num_classes=classes),) if needs else ()
-            batch_ops = tuple(pipeline.render_batch(e) for e in entries)
-            used |= pipeline.batch_modules(entries)
-        used |= {"transforms", "ms"} if one_hot else set()
-        changes.update(one_hot=one_hot, batch_ops=batch_ops, one_hot_comment=_ONE_HOT_COMMENTS[split])
-    if buffer is not None:
-        values["buffer_size"] = literal(buffer)
-        changes.update(shuffle_buffer=_hole("buffer_size"), shuffle_after=False)
-    changes["modules"] = tuple(sorted(used if pipelines is not None else used | set(fn.modules)))
-    return _Split(replace(fn, **changes), values, planned.use)  # type: ignore[arg-type]
+    if classes is None:
+        return []
+    one_hot = Call("transforms.OneHot", kwargs=(("num_classes", classes),))
+    if split == "eval":
+        return [one_hot, Call("transforms.TypeCast", (Name("ms.float32"),))]
+    needs = any(n in pipeline.NEEDS_ONE_HOT for n in pipeline.names(cfg.data.train.batch_transforms))
+    return [one_hot] if needs else []
+
+
+def _batch_steps(
+    cfg: Config | GanConfig, spec: DatasetSpec, split: str, v: _Values, workers: Kwargs, sharded: bool
+) -> list[Step]:
+    """batch(), then data.train.batch_transforms: maps on [image, label], the last one returned."""
+    ops = [pipeline.render_batch(e) for e in _batch_entries(cfg, split)]
+    batch = Batch(
+        v("batch_size", spec.batch_size), v("drop_remainder", drops_remainder(spec, split)), sharded, not ops
+    )
+    if isinstance(cfg, GanConfig):  # the label column replaced by the latent vectors, a batch per step
+        noise = Call("add_latent_noise", (Name("label"), Name("info"), Name("shard_id")))
+        per_batch = Lambda(("label", "info"), noise) if sharded else Name("add_latent_noise")
+        more = (
+            ("per_batch_map", per_batch),
+            ("input_columns", [cfg.data.labels[0]]),
+            ("output_columns", ["noise"]),
+        )
+        batch = replace(batch, d_steps=cfg.gan.d_steps > 1, kwargs=more)
+    columns = ("input_columns", ["image", "label"])
+    return [batch, *(Map("map", op, (columns, *workers), i == len(ops) - 1) for i, op in enumerate(ops))]
+
+
+def _batch_entries(cfg: Config | GanConfig, split: str) -> list[pipeline.Entry]:
+    """data.train.batch_transforms, where they apply: train, and the soft labels' classes known."""
+    soft = isinstance(cfg, Config) and soft_label_classes(cfg) is not None
+    return list(cfg.data.train.batch_transforms) if soft and split == "train" else []
+
+
+def _modules(cfg: Config | GanConfig, spec: DatasetSpec, split: str) -> tuple[str, ...]:
+    """The modules the function's ops use (vision, transforms, text, ms, mindcv)."""
+    pipelines = pipelines_of(cfg.data, split)
+    if pipelines is None:
+        used = (
+            {"vision"}
+            if _fixed_ops(spec)
+            else {"text"}
+            if isinstance(spec, CsvData) and spec.class_columns()
+            else set()
+        )
+    else:
+        used = set().union(*(pipeline.modules(entries) for entries in pipelines.values() if entries))
+    used |= pipeline.batch_modules(_batch_entries(cfg, split))
+    return tuple(sorted(used | ({"transforms", "ms"} if _one_hot(cfg, split) else set())))
 
 
 def _casts_to_int32(entries: Sequence[pipeline.Entry]) -> bool:
@@ -490,60 +547,16 @@ def _casts_to_int32(entries: Sequence[pipeline.Entry]) -> bool:
     return name == "TypeCast" and params.get("data_type") == "int32"
 
 
-def _fill(fn: DatasetFn, values: dict[str, str], params: Sequence[str]) -> DatasetFn:
-    """The function with every placeholder replaced: by its parameter name or by its value."""
-
-    def fill(text: str) -> str:
-        for name, value in values.items():
-            text = text.replace(_hole(name), name if name in params else value)
-        return text
-
-    maps = fn.column_ops or fn.one_hot or fn.batch_ops
-    return replace(
-        fn,
-        workers_line=fn.workers_line if maps or fn.workers in fn.source_call else None,
-        arrays_call=fill(fn.arrays_call) if fn.arrays_call else None,
-        source_call=fill(fn.source_call),
-        shuffle_buffer=fill(fn.shuffle_buffer) if fn.shuffle_buffer else None,
-        batch_expr=fill(fn.batch_expr),
-        drop_remainder=fill(fn.drop_remainder),
-    )
-
-
-def _merge(splits: list[_Split]) -> tuple[tuple[DatasetFn, ...], tuple[DatasetUse, ...]]:
+def _merge(
+    specs: list[tuple[str, DatasetSpec]], plan: Any
+) -> tuple[tuple[DatasetFn, ...], tuple[DatasetUse, ...]]:
+    """One function for both splits when they differ in at most MAX_PARAMETERS values, else one each."""
+    splits = [plan(split, spec, f"create_{split}_dataset", ()) for split, spec in specs]
     if len(splits) == 2:
-        (train, evaluation) = splits
-        differ = [
-            name for name in PARAMETERS
-            if name in train.values and train.values.get(name) != evaluation.values.get(name)
-        ]  # fmt: skip
-        if set(train.values) == set(evaluation.values) and len(differ) <= MAX_PARAMETERS and differ:
-            a = replace(
-                _fill(train.fn, train.values, differ), name="create_dataset", keys="", params=tuple(differ)
-            )
-            b = replace(
-                _fill(evaluation.fn, evaluation.values, differ),
-                name="create_dataset",
-                keys="",
-                params=tuple(differ),
-            )
-            if a == b:
-                fn = replace(a, keys="data.train,data.eval")
-                uses = tuple(
-                    replace(s.use, call=_call(fn.name, [s.values[name] for name in differ], differ))
-                    for s in splits
-                )
-                return (fn,), uses
-    return tuple(_fill(s.fn, s.values, ()) for s in splits), tuple(s.use for s in splits)
-
-
-POSITIONAL = ("usage", "split", "path")  # the argument that names the split, when it comes first
-
-
-def _call(name: str, values: list[str], params: list[str]) -> str:
-    """The split's name positional, the others by keyword: create_dataset("train", batch_size=32)."""
-    parts = [
-        v if i == 0 and p in POSITIONAL else f"{p}={v}"
-        for i, (p, v) in enumerate(zip(params, values, strict=True))
-    ]
-    return f"{name}({', '.join(parts)})"
+        train, evaluation = (s.values for s in splits)
+        differ = [name for name in PARAMETERS if name in train and train[name] != evaluation.get(name)]
+        if set(train) == set(evaluation) and 0 < len(differ) <= MAX_PARAMETERS:
+            a, b = (plan(split, spec, "create_dataset", tuple(differ)) for split, spec in specs)
+            if replace(a.fn, keys="") == replace(b.fn, keys=""):
+                return (replace(a.fn, keys="data.train,data.eval"),), (a.use, b.use)
+    return tuple(s.fn for s in splits), tuple(s.use for s in splits)

@@ -8,13 +8,13 @@ templates are train_gan_model.py.j2 and train_gan_native.py.j2, on _gan.py.j2 an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import Name, literal
-from mscodegen.plan.data import DatasetFn, build_data, data_dir_expr
+from mscodegen.plan.data import build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.imports import Imports
 from mscodegen.plan.loop import (
@@ -160,9 +160,6 @@ def build_gan_shared(
     shape = image_shape_of(cfg.data.train)
     channels = shape[0] if shape else None
     data = build_data(cfg, rel)
-    sharded = cfg.parallel.mode == "data_parallel"
-    label = cfg.data.labels[0]
-    functions = tuple(_with_latent_noise(f, label, cfg.gan.d_steps, sharded) for f in data.functions)
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
     checkpoint = build_checkpoint(cfg)
@@ -185,7 +182,7 @@ def build_gan_shared(
     samples = cfg.gan.samples
     return GanShared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
-        constants=_constants(cfg, data.data_dir, data.data_dir_keys, config_sha256, resumable),
+        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable),
         runtime=build_runtime(cfg),
         generator=generator,
         discriminator=discriminator,
@@ -194,10 +191,10 @@ def build_gan_shared(
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
         data_helpers=data.helpers,
-        sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in functions)]),
+        sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in data.functions)]),
         data_dir=data.data_dir,
         data_dir_keys=data.data_dir_keys,
-        dataset_functions=functions,
+        dataset_functions=data.functions,
         datasets=data.uses,
         parallel=build_parallel(cfg),
         checkpoint=checkpoint,
@@ -216,16 +213,6 @@ def gan_variant_plan(cfg: GanConfig, shared: GanShared, variant: Literal["model"
         shared=shared,
         device_notes=build_device_notes(cfg, model_variant=variant == "model"),
     )
-
-
-def _with_latent_noise(fn: DatasetFn, label: str, d_steps: int, sharded: bool) -> DatasetFn:
-    """The dataset function with the label column replaced by the latent vectors, and a batch per step."""
-    noise = "lambda label, info: add_latent_noise(label, info, shard_id)" if sharded else "add_latent_noise"
-    batch_map = f', per_batch_map={noise}, input_columns=[{literal(label)}], output_columns=["noise"]'
-    batch = fn.batch_expr
-    if d_steps > 1:  # one row per step: a batch for each discriminator update
-        batch = batch.replace(" // num_shards", "") + " * D_STEPS" + (" // num_shards" if sharded else "")
-    return replace(fn, batch_expr=batch, batch_map=batch_map)
 
 
 def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) -> GanNetwork:
@@ -292,12 +279,12 @@ def _discriminator_blocks(image_size: int) -> tuple[Block, ...]:
 
 
 def _constants(
-    cfg: GanConfig, data_dir: str | None, data_keys: str, config_sha256: str | None, resumable: bool
+    cfg: GanConfig, data_dir: PurePath | None, data_keys: str, config_sha256: str | None, resumable: bool
 ) -> tuple[tuple[Constant, ...], ...]:
     gan = cfg.gan
     run = run_constants(
         cfg,
-        data_dir=data_dir_expr(data_dir) if data_dir is not None else None,
+        data_dir=data_dir,
         data_keys=data_keys,
         config_sha256=config_sha256,
         resumable=resumable,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Literal
 
 from mscodegen.catalog.literals import literal
@@ -37,7 +38,7 @@ class Header:
 @dataclass(frozen=True, slots=True)
 class Constant:
     name: str
-    value: str  # a Python literal (or expression)
+    value: str | PurePath  # a Python literal (or expression); a path: written by the py filter
     key: str  # the YAML key it comes from ("" for none)
     why: str = ""  # a comment line above it
 
@@ -102,7 +103,7 @@ def build_constants(
     cfg: Config,
     step: Step,
     *,
-    data_dir: str | None,
+    data_dir: PurePath | None,
     data_keys: str,
     config_sha256: str | None,
     resumable: bool,
@@ -168,7 +169,7 @@ def build_constants(
 def run_constants(
     cfg: Config | GanConfig,
     *,
-    data_dir: str | None,
+    data_dir: PurePath | None,
     data_keys: str,
     config_sha256: str | None,
     resumable: bool,
