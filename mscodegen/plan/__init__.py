@@ -364,12 +364,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         variant=variant,
         docstring=f"{shared.header.name}: {shared.network.short} trained with {what}.",
         imports=_imports(
-            shared,
-            variant=variant,
-            convert=convert,
-            writes_step=writes_step,
-            writes_loss_cell=writes_loss_cell,
-            model=model,
+            shared, convert=convert, writes_step=writes_step, writes_loss_cell=writes_loss_cell, model=model
         ),
         shared=shared,
         convert_network=convert,
@@ -455,13 +450,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _imports(
-    s: Shared,
-    *,
-    variant: Variant,
-    convert: bool,
-    writes_step: bool,
-    writes_loss_cell: bool,
-    model: ModelCall | None,
+    s: Shared, *, convert: bool, writes_step: bool, writes_loss_cell: bool, model: ModelCall | None
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
     native = model is None

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from mscodegen.plan.data import DatasetFn
+from mscodegen.plan.data import DatasetFn
 
 
 @dataclass(frozen=True, slots=True, order=True)

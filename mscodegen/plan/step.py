@@ -17,6 +17,15 @@ AMP_DESCRIPTIONS = {
     "auto": "float16 or float32 per op, from MindSpore's lists",
 }
 
+# Model has no option for these scalings ("fixed" in the train cell: with weight decay; clipping,
+# grad.process and accumulation are reasons of their own)
+SCALER_REASONS = {
+    "dynamic": "dynamic loss scaling on CPU (its DynamicLossScaleManager needs NPUGetFloatStatusV2)",
+    "static": "skipping overflowing steps on CPU (drop_overflow_update works on GPU/Ascend only)",
+    "fixed": "a fixed loss scale with weight decay (FixedLossScaleManager leaves the optimizer to add the "
+    "decay to scaled gradients)",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Amp:
@@ -173,19 +182,7 @@ def build_step(cfg: Config, rel: Relative) -> Step:
     accumulate, ema = grad.accumulation_steps > 1, cfg.ema is not None
     # What Model has no option for, one phrase each: "Model has no option for X, Y and Z".
     reasons = (
-        (
-            "dynamic loss scaling on CPU (its DynamicLossScaleManager needs NPUGetFloatStatusV2)",
-            scaler == "dynamic",
-        ),
-        (
-            "skipping overflowing steps on CPU (drop_overflow_update works on GPU/Ascend only)",
-            scaler == "static",
-        ),
-        (
-            "a fixed loss scale with weight decay (FixedLossScaleManager leaves the optimizer to add the "
-            "decay to scaled gradients)",
-            scaler == "fixed" and bool(cfg.optimizer.weight_decay),
-        ),
+        (SCALER_REASONS.get(scaler or "", ""), scaler != "fixed" or bool(cfg.optimizer.weight_decay)),
         ("gradient clipping", bool(grad.clip)),
         ("gradient accumulation (on CPU, or under data parallel)", accumulate),
         ("a hook between backward and the optimizer", bool(grad.process)),
@@ -207,7 +204,7 @@ def build_step(cfg: Config, rel: Relative) -> Step:
         parallel=cfg.parallel.mode == "data_parallel",
         ema=ema,
         scale_in_checkpoint=scaler == "dynamic" and cfg.callbacks.checkpoint is not None,
-        custom_reasons=tuple(text for text, on in reasons if on),
+        custom_reasons=tuple(text for text, on in reasons if on and text),
         extras=tuple(text for text, on in extras if on),
     )
 

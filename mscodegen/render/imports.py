@@ -13,36 +13,28 @@ from mscodegen.plan.imports import Import
 
 def import_groups(imports: tuple[Import, ...]) -> tuple[list[str], list[str]]:
     """The standard library's import lines, and the third-party ones."""
-    plain: list[str] = []
-    from_names: dict[str, list[str]] = {}
-    for i in imports:
-        text = f"{i.name or i.module} as {i.alias}" if i.alias else i.name or i.module
-        if i.name:
-            from_names.setdefault(i.module, []).append(text)
-        else:
-            plain.append(text)
     groups: dict[bool, list[str]] = {True: [], False: []}
-    for text in sorted(plain, key=str.lower):
-        groups[_stdlib(text)].append(f"import {text}")
-    for module in sorted(from_names, key=str.lower):
-        names = sorted(from_names[module], key=_member_key)
+    for i in sorted((i for i in imports if not i.name), key=lambda i: _as(i.module, i.alias).lower()):
+        groups[_stdlib(i.module)].append(f"import {_as(i.module, i.alias)}")
+    named = [i for i in imports if i.name]
+    for module in sorted({i.module for i in named}, key=str.lower):
+        names = sorted((_as(i.name, i.alias) for i in named if i.module == module), key=_member_key)
         lines = [f"from {module} import {n}" for n in names if " as " in n]
-        if plain_names := [n for n in names if " as " not in n]:
-            lines.append(f"from {module} import {', '.join(plain_names)}")
-        groups[_stdlib(module)].extend(sorted(lines, key=_from_key))
+        if plain := [n for n in names if " as " not in n]:
+            lines.append(f"from {module} import {', '.join(plain)}")
+        groups[_stdlib(module)] += sorted(lines, key=lambda line: _member_key(line.split(maxsplit=3)[3]))
     return groups[True], groups[False]
 
 
+def _as(name: str, alias: str) -> str:
+    return f"{name} as {alias}" if alias else name
+
+
 def _stdlib(module: str) -> bool:
-    return module.split(".")[0].split()[0] in sys.stdlib_module_names
+    return module.split(".")[0] in sys.stdlib_module_names
 
 
 def _member_key(name: str) -> tuple[int, str, str]:
     """isort's order_by_type: CONSTANTS, then Classes, then the rest; each case-insensitively."""
     kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
     return (kind, name.lower(), name)
-
-
-def _from_key(line: str) -> tuple[str, tuple[int, str, str]]:
-    _, module, _, first = line.split(maxsplit=3)
-    return (module.lower(), _member_key(first))
