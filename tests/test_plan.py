@@ -527,6 +527,16 @@ def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path
     assert ("loss_scale", "LOSS_SCALE") in plan.shared.optimizer.args
 
 
+@pytest.mark.parametrize(
+    ("amp", "form"), [("{level: O0}", "network"), ("{level: O2, fp32_cells: [Softmax]}", "net_with_loss")]
+)
+def test_fixed_loss_scale_manager_is_imported_with_either_form(tmp_path: Path, amp: str, form: str) -> None:
+    """Model gets FixedLossScaleManager with network + loss as one cell too (it was not imported there)."""
+    plan = plan_of(load(tmp_path, MINIMAL + f"amp: {amp}\nloss_scale: {{kind: fixed}}\n"))
+    assert plan.model is not None and (plan.model.form, plan.model.loss_scale_manager) == (form, "fixed")
+    assert Import("mindspore.amp", "FixedLossScaleManager") in plan.imports
+
+
 # --- network build expressions and shapes ---------------------------------------------------------
 
 
