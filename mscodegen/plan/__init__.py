@@ -176,8 +176,6 @@ class Plan:
     shared: Shared
     convert_network: bool  # amp.auto_mixed_precision in train()
     amp_comment: str
-    writes_train_step: bool  # the TrainStep cell is written out
-    writes_loss_cell: bool  # the WithLossFp32 cell is written out
     cells: tuple[str, ...]  # the cells written before train(), in order (macros of _step.py.j2)
     definitions: tuple[str, ...]  # the callbacks and helpers train() uses, in order (macros of _loop.py.j2)
     eval_loss_metric: bool  # an nn.Loss metric: evaluate() feeds it the loss
@@ -192,6 +190,15 @@ class Plan:
     def eval_every(self) -> bool:
         """eval.every_epochs above 1: evaluations only in eval_epochs."""
         return self.shared.eval_data is not None and self.shared.eval_every != 1
+
+    @property
+    def writes_train_step(self) -> bool:
+        return "train_step" in self.cells
+
+    @property
+    def writes_loss_cell(self) -> bool:
+        """WithLossFp32 is written out."""
+        return "loss_cell" in self.cells
 
     @property
     def loss_cell(self) -> Literal["nn", "fp32", "columns"]:
@@ -344,7 +351,6 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     else:
         convert = amp.enabled
         writes_step = uses_loss_cell = True
-    writes_loss_cell = uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells
     what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
     amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
     needs_steps = (
@@ -353,25 +359,22 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         or (shared.checkpoint is not None and shared.checkpoint.unit == "epochs")
         or (variant == "native" and shared.checkpoint is not None)
     )
-    cells = {
+    wanted = {
         "ema": shared.ema is not None,
         "gradient_processor": writes_step and step.process is not None,
-        "loss_cell": writes_loss_cell,
+        "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
         "train_step": writes_step,
     }
+    cells = tuple(name for name, on in wanted.items() if on)
     return Plan(
         variant=variant,
         docstring=f"{shared.header.name}: {shared.network.short} trained with {what}.",
-        imports=_imports(
-            shared, convert=convert, writes_step=writes_step, writes_loss_cell=writes_loss_cell, model=model
-        ),
+        imports=_imports(shared, convert=convert, cells=cells, model=model),
         shared=shared,
         convert_network=convert,
         amp_comment=amp_comment,
-        writes_train_step=writes_step,
-        writes_loss_cell=writes_loss_cell,
-        cells=tuple(name for name, on in cells.items() if on),
+        cells=cells,
         definitions=_definitions(shared, model=variant == "model"),
         eval_loss_metric=any(m.expr == "nn.Loss()" for m in shared.metrics),
         model=model,
@@ -450,7 +453,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _imports(
-    s: Shared, *, convert: bool, writes_step: bool, writes_loss_cell: bool, model: ModelCall | None
+    s: Shared, *, convert: bool, cells: tuple[str, ...], model: ModelCall | None
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
     native = model is None
@@ -465,8 +468,8 @@ def _imports(
         or s.auc_metric,
         "initializer": bool(s.network.dense_init or s.network.conv_init),
         "create_model": s.network.kind == "mindcv",
-        "ops": writes_step or writes_loss_cell or s.ema is not None,
-        "amp": convert or (writes_step and s.step.scaler is not None),
+        "ops": bool({"train_step", "loss_cell", "ema"} & set(cells)),
+        "amp": convert or ("train_step" in cells and s.step.scaler is not None),
         "model": not native,
         "loss_monitor": not native and s.loss_monitor,
         "time_monitor": not native and s.time_monitor,
