@@ -18,7 +18,9 @@ from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
 from mscodegen.plan.data import DatasetFn, Source
+from mscodegen.plan.imports import Import
 from mscodegen.render.fmt import LINE_LENGTH
+from mscodegen.render.imports import import_groups
 
 REPO = Path(__file__).resolve().parents[1]
 MODE = black.Mode(line_length=LINE_LENGTH)
@@ -265,13 +267,12 @@ def test_import_block_orders_stdlib_before_third_party(tmp_path: Path) -> None:
     for file, text in SUPPORT.items():
         (tmp_path / file).write_text(text)
     plan = plan_of(load(tmp_path, IMPORT_CONFIGS["everything"]), "native")
-    lines = plan.imports
-    blank = lines.index("")
-    stdlib, third = lines[:blank], lines[blank + 1 :]
+    stdlib, third = import_groups(plan.imports)
     assert "import sys" in stdlib and "import math" in stdlib and "import time" in stdlib
     assert all("mindspore" not in line and "numpy" not in line for line in stdlib)
     assert any(line.startswith("from mindspore import") for line in third)
-    assert len(set(lines)) == len(lines)  # no duplicates ("" appears once)
+    lines = stdlib + third
+    assert len(set(lines)) == len(lines)  # no duplicates
 
 
 # --- paths ----------------------------------------------------------------------------------------
@@ -458,16 +459,13 @@ def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("case", "unit", "every"),
-    [
-        ("piecewise", "steps", "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS"),
-        ("warmup", "epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch"),
-    ],
+    ("case", "unit", "accumulated"),
+    [("piecewise", "steps", True), ("warmup", "epochs", False)],
 )
-def test_checkpoint_period_unit(tmp_path: Path, case: str, unit: str, every: str) -> None:
+def test_checkpoint_period_unit(tmp_path: Path, case: str, unit: str, accumulated: bool) -> None:
     checkpoint = plan_of(full_config(tmp_path, case)).shared.checkpoint
     assert checkpoint is not None
-    assert (checkpoint.unit, checkpoint.every_expr) == (unit, every)
+    assert (checkpoint.unit, checkpoint.accumulated) == (unit, accumulated)
 
 
 def test_checkpoint_every_steps_without_accumulation(tmp_path: Path) -> None:
@@ -475,41 +473,44 @@ def test_checkpoint_every_steps_without_accumulation(tmp_path: Path) -> None:
         load(tmp_path, MINIMAL + "callbacks: {checkpoint: {every_steps: 3}}\n")
     ).shared.checkpoint
     assert checkpoint is not None
-    assert (checkpoint.unit, checkpoint.every_expr) == ("steps", "CHECKPOINT_EVERY_STEPS")
+    assert (checkpoint.unit, checkpoint.accumulated) == ("steps", False)
 
 
 # --- Model's keyword arguments --------------------------------------------------------------------
 
 
-def model_kwargs(tmp_path: Path, extra: str) -> dict[str, str]:
+def model_kwargs(tmp_path: Path, extra: str) -> dict[str, object]:
     plan = plan_of(load(tmp_path, MINIMAL + extra), "model")
-    assert plan.model is not None
-    return {k.name: k.value for k in plan.model.kwargs}
+    m = plan.model
+    assert m is not None
+    kwargs = {
+        "amp_level": m.amp_level,
+        "keep_batchnorm_fp32": m.keep_batchnorm_fp32,
+        "loss_scale_manager": m.loss_scale_manager,
+    }
+    return {name: value for name, value in kwargs.items() if value is not None}
 
 
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
         ("", {}),
-        ("amp: {level: O1}\n", {"amp_level": '"O1"'}),
-        ("amp: {level: O3}\n", {"amp_level": '"O3"'}),
-        ("amp: {level: auto}\n", {"amp_level": '"auto"'}),
+        ("amp: {level: O1}\n", {"amp_level": "O1"}),
+        ("amp: {level: O3}\n", {"amp_level": "O3"}),
+        ("amp: {level: auto}\n", {"amp_level": "auto"}),
         # O2 would pick dynamic loss scaling (no CPU kernel) unless told there is none
-        ("amp: {level: O2}\n", {"amp_level": '"O2"', "loss_scale_manager": "None"}),
+        ("amp: {level: O2}\n", {"amp_level": "O2", "loss_scale_manager": "none"}),
         (
             "amp: {level: O2, keep_batchnorm_fp32: false}\n",
-            {"amp_level": '"O2"', "keep_batchnorm_fp32": "False", "loss_scale_manager": "None"},
+            {"amp_level": "O2", "keep_batchnorm_fp32": False, "loss_scale_manager": "none"},
         ),
         (
             "amp: {level: O2}\nloss_scale: {kind: fixed, value: 64}\n",
-            {
-                "amp_level": '"O2"',
-                "loss_scale_manager": "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
-            },
+            {"amp_level": "O2", "loss_scale_manager": "fixed"},
         ),
         (
             "loss_scale: {kind: fixed}\n",
-            {"loss_scale_manager": "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)"},
+            {"loss_scale_manager": "fixed"},
         ),
         # a custom train cell does its own scaling and is converted in the script: Model gets neither
         ("amp: {level: O2}\nloss_scale: {kind: dynamic}\n", {}),
@@ -533,13 +534,23 @@ def model_kwargs(tmp_path: Path, extra: str) -> dict[str, str]:
         "O2-fp32-cells",
     ],
 )
-def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, str]) -> None:
+def test_model_kwargs(tmp_path: Path, extra: str, expected: dict[str, object]) -> None:
     assert model_kwargs(tmp_path, extra) == expected
 
 
 def test_fixed_loss_scale_without_custom_cell_goes_to_the_optimizer_too(tmp_path: Path) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + "loss_scale: {kind: fixed}\n"))
     assert ("loss_scale", Name("LOSS_SCALE")) in plan.shared.optimizer.args
+
+
+@pytest.mark.parametrize(
+    ("amp", "form"), [("{level: O0}", "network"), ("{level: O2, fp32_cells: [Softmax]}", "net_with_loss")]
+)
+def test_fixed_loss_scale_manager_is_imported_with_either_form(tmp_path: Path, amp: str, form: str) -> None:
+    """Model gets FixedLossScaleManager with network + loss as one cell too (it was not imported there)."""
+    plan = plan_of(load(tmp_path, MINIMAL + f"amp: {amp}\nloss_scale: {{kind: fixed}}\n"))
+    assert plan.model is not None and (plan.model.form, plan.model.loss_scale_manager) == (form, "fixed")
+    assert Import("mindspore.amp", "FixedLossScaleManager") in plan.imports
 
 
 # --- network build expressions and shapes ---------------------------------------------------------
@@ -565,7 +576,7 @@ def test_mindcv_build_expression(tmp_path: Path, network: str, expected: str) ->
     )
     plan = plan_of(load(tmp_path, text))
     assert literal(plan.shared.network.call) == expected
-    assert "from mindcv.models import create_model" in plan.imports
+    assert Import("mindcv.models", "create_model") in plan.imports
 
 
 def conv_out(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
@@ -625,30 +636,27 @@ def test_mlp_input_features(tmp_path: Path) -> None:
 def test_amp_level_and_float32_loss(tmp_path: Path, amp: str, native_level: str, cast: bool) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + f"amp: {amp}\n"), "native")
     assert (plan.shared.amp.native_level, plan.shared.amp.cast_loss_fp32) == (native_level, cast)
-    assert plan.net_with_loss == ("WithLossFp32" if cast else "nn.WithLossCell")
-    assert plan.eval_net == f"nn.WithEvalCell(network, loss_fn{', add_cast_fp32=True' if cast else ''})"
+    assert plan.loss_cell == ("fp32" if cast else "nn")  # WithLossFp32, WithEvalCell(add_cast_fp32=True)
 
 
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
         # Model builds everything from amp_level: no cell written, the network not converted
-        ("amp: {level: O2}\n", ("network", False, False, None)),
+        ("amp: {level: O2}\n", ("network", False, False, False)),
         # clipping: Model gets the TrainStep cell, whose network the script converts
-        ("amp: {level: O2}\ngrad: {clip: {kind: global_norm}}\n", ("train_cell", True, True, "WithLossFp32")),
-        # fp32_cells: converted in the script, Model gets network + float32 loss as one cell
-        ("amp: {level: O2, fp32_cells: [Softmax]}\n", ("net_with_loss", False, True, "WithLossFp32")),
-        ("amp: {level: O1, fp32_cells: [Softmax]}\n", ("network", False, True, None)),
-        ("", ("network", False, False, None)),
+        ("amp: {level: O2}\ngrad: {clip: {kind: global_norm}}\n", ("train_cell", True, True, True)),
+        # fp32_cells: converted in the script, Model gets network + float32 loss (WithLossFp32) as one cell
+        ("amp: {level: O2, fp32_cells: [Softmax]}\n", ("net_with_loss", False, True, True)),
+        ("amp: {level: O1, fp32_cells: [Softmax]}\n", ("network", False, True, False)),
+        ("", ("network", False, False, False)),
     ],
     ids=["O2", "O2-clip", "O2-fp32-cells", "O1-fp32-cells", "fp32"],
 )
-def test_model_variant_forms(
-    tmp_path: Path, extra: str, expected: tuple[str, bool, bool, str | None]
-) -> None:
+def test_model_variant_forms(tmp_path: Path, extra: str, expected: tuple[str, bool, bool, bool]) -> None:
     plan = plan_of(load(tmp_path, MINIMAL + extra), "model")
     assert plan.model is not None
-    assert (plan.model.form, plan.writes_train_step, plan.convert_network, plan.net_with_loss) == expected
+    assert (plan.model.form, plan.writes_train_step, plan.convert_network, plan.writes_loss_cell) == expected
     native = plan_of(load(tmp_path, MINIMAL + extra), "native")
     assert native.model is None and native.writes_train_step
 

@@ -8,9 +8,9 @@ Nothing here imports MindSpore.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import literal
@@ -18,7 +18,7 @@ from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freez
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
-from mscodegen.plan.imports import Imports
+from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
@@ -135,13 +135,6 @@ class Shared(Frame):
 
 
 @dataclass(frozen=True, slots=True)
-class ModelKwarg:
-    name: str
-    value: str  # a Python expression
-    comment: str
-
-
-@dataclass(frozen=True, slots=True)
 class ModelCall:
     """How the model variant builds Model (the native variant has no Model)."""
 
@@ -150,7 +143,11 @@ class ModelCall:
     # network: Model(network, loss_fn=..., optimizer=..., amp options) builds everything itself.
     form: Literal["train_cell", "net_with_loss", "network"]
     reasons: tuple[str, ...]  # why not the plain form, one comment paragraph each
-    kwargs: tuple[ModelKwarg, ...]
+    amp_level: str | None = None  # amp.level: Model converts the network itself
+    keep_batchnorm_fp32: bool | None = None  # amp.keep_batchnorm_fp32
+    # loss_scale.kind fixed (the optimizer divides by the same scale): FixedLossScaleManager(LOSS_SCALE);
+    # none at O2, which would default to dynamic scaling (rejected on CPU): None
+    loss_scale_manager: Literal["fixed", "none"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,25 +156,42 @@ class Plan:
 
     variant: Variant
     docstring: str
-    imports: tuple[str, ...]
+    imports: tuple[Import, ...]
     shared: Shared
     convert_network: bool  # amp.auto_mixed_precision in train()
     amp_comment: str
-    writes_train_step: bool  # the TrainStep cell is written out
-    writes_loss_cell: bool  # the WithLossFp32 cell is written out
-    net_with_loss: str | None  # the class wrapping network + loss for TrainStep / Model
-    eval_net: str  # the evaluation network: nn.WithEvalCell(network, loss_fn), WithEvalColumns(...)
+    cells: tuple[str, ...]  # the cells written before train(), in order (macros of _step.py.j2)
+    definitions: tuple[str, ...]  # the callbacks and helpers train() uses, in order (macros of _loop.py.j2)
     eval_loss_metric: bool  # an nn.Loss metric: evaluate() feeds it the loss
     model: ModelCall | None  # model variant only
-    callbacks: tuple[str, ...]  # model variant: the callbacks list train() passes to Model
+    callbacks: tuple[str, ...]  # model variant: the classes of the callbacks train() passes to Model
     sets_parallel_context: bool  # data parallel through Model: ms.set_auto_parallel_context
     device_notes: tuple[DeviceNote, ...]
     needs_steps_per_epoch: bool  # train() reads train_dataset.get_dataset_size()
+    caps_onednn: ClassVar[bool] = False  # the header sets ONEDNN_MAX_CPU_ISA (GanPlan's does)
 
     @property
     def eval_every(self) -> bool:
         """eval.every_epochs above 1: evaluations only in eval_epochs."""
         return self.shared.eval_data is not None and self.shared.eval_every != 1
+
+    @property
+    def writes_train_step(self) -> bool:
+        return "train_step" in self.cells
+
+    @property
+    def writes_loss_cell(self) -> bool:
+        """WithLossFp32 is written out."""
+        return "loss_cell" in self.cells
+
+    @property
+    def loss_cell(self) -> Literal["nn", "fp32", "columns"]:
+        """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
+        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), or those naming every
+        column (WithLossColumns, WithEvalColumns)."""
+        if self.shared.columns.own_cells:
+            return "columns"
+        return "fp32" if self.shared.amp.cast_loss_fp32 else "nn"
 
     @property
     def template(self) -> str:
@@ -322,41 +336,31 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     else:
         convert = amp.enabled
         writes_step = uses_loss_cell = True
-    net_with_loss = ("WithLossFp32" if amp.cast_loss_fp32 else "nn.WithLossCell") if uses_loss_cell else None
-    if uses_loss_cell and shared.columns.own_cells:
-        net_with_loss = "WithLossColumns"
-    writes_loss_cell = net_with_loss == "WithLossFp32"
     what = "mindspore.train.Model" if variant == "model" else "an explicit MindSpore training loop"
     amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
-    if shared.columns.own_cells:
-        eval_net = "WithEvalColumns(network, loss_fn)"
-    else:
-        cast = ", add_cast_fp32=True" if amp.cast_loss_fp32 else ""
-        eval_net = f"nn.WithEvalCell(network, loss_fn{cast})"
     needs_steps = (
         shared.lr.is_list
         or shared.resumable
         or (shared.checkpoint is not None and shared.checkpoint.unit == "epochs")
         or (variant == "native" and shared.checkpoint is not None)
     )
+    wanted = {
+        "ema": shared.ema is not None,
+        "gradient_processor": writes_step and step.process is not None,
+        "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
+        "column_cells": shared.columns.own_cells,
+        "train_step": writes_step,
+    }
+    cells = tuple(name for name, on in wanted.items() if on)
     return Plan(
         variant=variant,
         docstring=f"{shared.header.name}: {shared.network.short} trained with {what}.",
-        imports=_imports(
-            shared,
-            variant=variant,
-            convert=convert,
-            writes_step=writes_step,
-            writes_loss_cell=writes_loss_cell,
-            model=model,
-        ),
+        imports=_imports(shared, convert=convert, cells=cells, model=model),
         shared=shared,
         convert_network=convert,
         amp_comment=amp_comment,
-        writes_train_step=writes_step,
-        writes_loss_cell=writes_loss_cell,
-        net_with_loss=net_with_loss,
-        eval_net=eval_net,
+        cells=cells,
+        definitions=_definitions(shared, model=variant == "model"),
         eval_loss_metric=any(m.call.func == "nn.Loss" for m in shared.metrics),
         model=model,
         callbacks=_callbacks(shared) if variant == "model" else (),
@@ -366,47 +370,52 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     )
 
 
+def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
+    """What the script defines for train() to use besides the cells, in order (macros of _loop.py.j2)."""
+    definitions = {
+        "check_step": model,
+        "epoch_time": model and s.time_monitor and s.eval_data is not None,
+        "binary_metric": s.binary_metric,
+        "auc": s.auc_metric,
+        "evaluate": not model and s.eval_data is not None,
+        "early_stop": s.early_stopping is not None,
+        "keep_best": s.keep_best is not None,
+        "callback_params": not model and s.checkpoint is not None,
+        "checkpoint_callback": s.checkpoint is not None,
+        "resume": s.resumable,
+        "evaluate_on_averages": model and s.ema is not None,
+    }
+    return tuple(name for name, on in definitions.items() if on)
+
+
 def _callbacks(s: Shared) -> tuple[str, ...]:
     """The model variant's callbacks, in the order Model calls them (checkpoints are added after)."""
-    out = ["CheckStep(args.max_steps, start_step)" if s.resumable else "CheckStep(args.max_steps)"]
-    if s.loss_monitor:
-        out.append("LossMonitor(LOG_EVERY_STEPS)")
-    if s.time_monitor:
-        out.append("EpochTime()" if s.eval_data else "TimeMonitor()")
-    if s.ema is not None:
-        out.append("EvaluateOnAverages(ema)")
-    if s.early_stopping is not None:
-        out.append("EarlyStop()")
-    return tuple(out)
+    callbacks = {
+        "CheckStep": True,
+        "LossMonitor": s.loss_monitor,
+        "EpochTime": s.time_monitor and s.eval_data is not None,
+        "TimeMonitor": s.time_monitor and s.eval_data is None,
+        "EvaluateOnAverages": s.ema is not None,
+        "EarlyStop": s.early_stopping is not None,
+    }
+    return tuple(name for name, on in callbacks.items() if on)
 
 
 def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
     amp, step = shared.amp, shared.step
     if step.custom_cell:
-        return ModelCall("train_cell", step.custom_reasons, ())
-    kwargs: list[ModelKwarg] = []
-    if amp.enabled and not convert:
-        kwargs.append(ModelKwarg("amp_level", literal(amp.level), "amp.level"))
-        if amp.keep_batchnorm_fp32 is not None:
-            kwargs.append(
-                ModelKwarg("keep_batchnorm_fp32", literal(amp.keep_batchnorm_fp32), "amp.keep_batchnorm_fp32")
-            )
-    if step.fixed_sens:
-        kwargs.append(
-            ModelKwarg(
-                "loss_scale_manager",
-                "FixedLossScaleManager(LOSS_SCALE, drop_overflow_update=False)",
-                "loss_scale.kind fixed; the optimizer divides by the same scale",
-            )
-        )
-    elif amp.level == "O2" and not convert:
-        kwargs.append(
-            ModelKwarg(
-                "loss_scale_manager",
-                "None",
-                "loss_scale.kind none (O2 would default to dynamic scaling, rejected on CPU)",
-            )
-        )
+        return ModelCall("train_cell", step.custom_reasons)
+    level = amp.enabled and not convert
+    manager: Literal["fixed", "none"] | None = (
+        "fixed" if step.fixed_sens else "none" if amp.level == "O2" and not convert else None
+    )
+    options = ModelCall(
+        "network",
+        (),
+        amp_level=amp.level if level else None,
+        keep_batchnorm_fp32=amp.keep_batchnorm_fp32 if level else None,
+        loss_scale_manager=manager,
+    )
     if shared.columns.own_cells:
         c = shared.columns
         takes = f"the network takes {_count(len(c.inputs), 'column')} and the loss {_count(len(c.labels), 'label')}"
@@ -414,14 +423,14 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
             f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
             "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
         )
-        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
+        return replace(options, form="net_with_loss", reasons=(reason,))
     if convert and amp.cast_loss_fp32:
         reason = (
             "amp.fp32_cells: Model's amp_level cannot keep chosen cells in float32, so the network is "
             "converted in train() and Model gets network + float32 loss as one cell"
         )
-        return ModelCall("net_with_loss", (reason,), tuple(kwargs))
-    return ModelCall("network", (), tuple(kwargs))
+        return replace(options, form="net_with_loss", reasons=(reason,))
+    return options
 
 
 def _count(n: int, noun: str) -> str:
@@ -429,76 +438,28 @@ def _count(n: int, noun: str) -> str:
 
 
 def _imports(
-    s: Shared,
-    *,
-    variant: Variant,
-    convert: bool,
-    writes_step: bool,
-    writes_loss_cell: bool,
-    model: ModelCall | None,
-) -> tuple[str, ...]:
-    """The import block, derived from the resolved plan (never collected while building it)."""
-    imports = Imports()
-    for module in ("argparse",):
-        imports.module(module)
-    imports.names("pathlib", "Path")
-    imports.module("mindspore", "ms")
-    imports.names("mindspore", "nn")
-    functions = s.dataset_functions
-    if any(not f.factory or f.shard_after for f in functions) or s.resumable:
-        imports.names("mindspore", "dataset as ds")
-    # sys.exit and errno.ENOSPC: the one-line errors for faults of the environment (every script)
-    imports.module("errno")
-    imports.module("sys")
-    if s.checkpoint is not None:  # RUN_ID: when the run started, and its process
-        imports.module("os")
-        imports.module("time")
-    if any(f.workers_line for f in functions):  # os.cpu_count()
-        imports.module("os")
-    if s.parallel is not None:
-        imports.module("os")
-        imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    imports.module("math")  # the NaN guard: math.isfinite
-    if s.optimizer.groups or s.pretrained is not None or s.freeze is not None:
-        imports.module("fnmatch")
-    if s.time_monitor and variant == "native":
-        imports.module("time")
-    if "unreadable_file" in s.data_helpers:  # a data error's file
-        imports.module("re")
-    if set(s.data_helpers) & {"digits", "synthetic", "to_vector", "to_vector_filled"} or s.auc_metric:
-        imports.module("numpy", "np")
-    if "digits" in s.data_helpers:
-        imports.names("sklearn.datasets", "load_digits")
-    modules = {m for f in functions for m in f.modules}
-    if modules & {"vision"}:
-        imports.names("mindspore.dataset", "vision")
-    if any(f.label_cast for f in functions) or "transforms" in modules:
-        imports.names("mindspore.dataset", "transforms")
-    if s.network.dense_init or s.network.conv_init:
-        imports.names("mindspore.common", "initializer")
-    if "text" in modules:
-        imports.names("mindspore.dataset", "text")
-    if "mindcv" in modules:
-        imports.names("mindcv.data.mixup", "Mixup")
-    if s.network.kind == "mindcv":
-        imports.names("mindcv.models", "create_model")
-    if s.optimizer.module is not None:
-        imports.names(s.optimizer.module, s.optimizer.class_name)
-    if writes_step or writes_loss_cell or s.ema is not None:
-        imports.names("mindspore", "ops")
-    if convert or (writes_step and s.step.scaler):
-        imports.names("mindspore", "amp")
-    if model is not None:
-        imports.names("mindspore", "Model")  # mindspore.train.Model
-        imports.names("mindspore.train", "Callback")
-        if s.loss_monitor:
-            imports.names("mindspore.train", "LossMonitor")
-        if s.time_monitor:
-            imports.names("mindspore.train", "TimeMonitor")
-        if model.form == "network" and s.step.fixed_sens:
-            imports.names("mindspore.amp", "FixedLossScaleManager")
-    if s.checkpoint is not None:  # both variants save through ModelCheckpoint
-        imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
-        if model is None:  # the native loop calls it as Model would
-            imports.names("mindspore.train", "RunContext")
-    return tuple(imports.lines())
+    s: Shared, *, convert: bool, cells: tuple[str, ...], model: ModelCall | None
+) -> tuple[Import, ...]:
+    """The import records, derived from the resolved plan (never collected while building it)."""
+    native = model is None
+    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
+        "script": True,
+        "math": True,
+        "checkpoint": s.checkpoint is not None,
+        "parallel": s.parallel is not None,
+        "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
+        "time": s.time_monitor and native,
+        "numpy": bool({"digits", "synthetic", "to_vector", "to_vector_filled"} & set(s.data_helpers))
+        or s.auc_metric,
+        "initializer": bool(s.network.dense_init or s.network.conv_init),
+        "create_model": s.network.kind == "mindcv",
+        "ops": bool({"train_step", "loss_cell", "ema"} & set(cells)),
+        "amp": convert or ("train_step" in cells and s.step.scaler is not None),
+        "model": not native,
+        "loss_monitor": not native and s.loss_monitor,
+        "time_monitor": not native and s.time_monitor,
+        "fixed_loss_scale": model is not None and model.loss_scale_manager == "fixed",
+        "run_context": native and s.checkpoint is not None,
+    }
+    optimizer = s.optimizer.module
+    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()))

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Literal
+from typing import ClassVar, Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import Name, literal
 from mscodegen.plan.data import build_data
 from mscodegen.plan.frame import Frame
-from mscodegen.plan.imports import Imports
+from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
@@ -143,10 +143,14 @@ class GanPlan:
 
     variant: Literal["model", "native"]
     docstring: str
-    imports: tuple[str, ...]
+    imports: tuple[Import, ...]
     shared: GanShared
     device_notes: tuple[DeviceNote, ...]
     sets_parallel_context: bool = False  # the reducers are written out: Model needs no parallel context
+    # Measured on this project's 2-core AVX-512 machine (docs/cookbook/gan.md): with MindSpore 2.10's
+    # default, oneDNN runs the networks' convolutions on its reference kernel; capped at AVX2 it uses
+    # its jit kernels (the header sets ONEDNN_MAX_CPU_ISA; a value the user exported wins).
+    caps_onednn: ClassVar[bool] = True
 
     @property
     def template(self) -> str:
@@ -319,67 +323,22 @@ def _constants(
     return tuple(tuple(group) for group in groups if group)
 
 
-def _imports(s: GanShared, variant: str) -> tuple[str, ...]:
-    imports = Imports()
-    for module in ("argparse", "os"):
-        imports.module(module)
-    imports.names("pathlib", "Path")
-    imports.module("mindspore", "ms")
-    imports.module("numpy", "np")
-    imports.names("mindspore", "nn", "ops")
-    functions = s.dataset_functions
-    if any(not f.factory or f.shard_after for f in functions) or s.resumable:
-        imports.names("mindspore", "dataset as ds")
-    if s.samples is not None:
-        imports.names("mindspore.dataset", "vision")
-    # sys.exit and errno.ENOSPC: the one-line errors for faults of the environment (every script)
-    imports.module("errno")
-    imports.module("sys")
-    if s.parallel is not None:
-        imports.names("mindspore.communication", "get_group_size", "get_rank", "init")
-    if (s.time_monitor and variant == "native") or s.checkpoint is not None:  # RUN_ID: the start time
-        imports.module("time")
-    if s.checkpoint is not None:  # RUN_ID: the process
-        imports.module("os")
-    if "unreadable_file" in s.data_helpers:  # a data error's file
-        imports.module("re")
-    if "digits" in s.data_helpers:
-        imports.names("sklearn.datasets", "load_digits")
-    modules = {m for f in functions for m in f.modules}
-    if "vision" in modules:
-        imports.names("mindspore.dataset", "vision")
-    if any(f.label_cast for f in functions) or "transforms" in modules:
-        imports.names("mindspore.dataset", "transforms")
-    if "text" in modules:
-        imports.names("mindspore.dataset", "text")
-    if s.dcgan:
-        imports.names("mindspore.common", "initializer")
-    if any(n.kind == "mindcv" for n in s.networks):
-        imports.names("mindcv.models", "create_model")
-    for n in s.networks:
-        if n.optimizer_module:
-            imports.names(n.optimizer_module, n.optimizer_class)
-    if s.amp.enabled or s.step.scaler:
-        imports.names("mindspore", "amp")
-    if variant == "model":
-        imports.names("mindspore", "Model")  # mindspore.train.Model
-        imports.names("mindspore.train", "Callback")
-        if s.time_monitor:
-            imports.names("mindspore.train", "TimeMonitor")
-    if s.checkpoint is not None:  # both variants save through ModelCheckpoint
-        imports.names("mindspore.train", "CheckpointConfig", "ModelCheckpoint")
-        if variant == "native":  # the loop calls it as Model would
-            imports.names("mindspore.train", "RunContext")
-    lines = imports.lines()
-    split = lines.index("")  # os is imported: the setting sits between the standard library and MindSpore
-    return (*lines[:split], "", *ONEDNN_LINES, "", *lines[split + 1 :])
-
-
-# Measured on this project's 2-core AVX-512 machine (docs/cookbook/gan.md): with MindSpore 2.10's
-# default, oneDNN runs the networks' convolutions on its reference kernel; capped at AVX2 it uses its
-# jit kernels. setdefault: a value the user exported wins.
-ONEDNN_LINES = (
-    "# MindSpore 2.10 on an AVX-512 CPU runs these convolutions on oneDNN's slow reference kernel; capped at",
-    "# AVX2, oneDNN uses its fast jit kernels. Read when MindSpore loads: set before the import.",
-    'os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")',
-)
+def _imports(s: GanShared, variant: str) -> tuple[Import, ...]:
+    model = variant == "model"
+    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable)
+    needs |= {
+        **dict.fromkeys(("script", "os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
+        "vision": needs["vision"] or s.samples is not None,  # the sample grids
+        "parallel": s.parallel is not None,
+        "time": s.time_monitor and not model,
+        "initializer": s.dcgan,
+        "create_model": any(n.kind == "mindcv" for n in s.networks),
+        "amp": s.amp.enabled or s.step.scaler is not None,
+        "model": model,
+        "time_monitor": model and s.time_monitor,
+        "checkpoint": s.checkpoint is not None,
+        "run_context": s.checkpoint is not None and not model,
+    }
+    return imports(
+        needs, *((n.optimizer_module, n.optimizer_class) for n in s.networks if n.optimizer_module)
+    )

@@ -1,51 +1,83 @@
-"""The import block of a generated script, decided in Python (never in a template).
+"""The import block of a generated script, as typed records that follow from the plan's facts.
 
-Output follows isort's default layout (ruff's `I` rules): stdlib, then third-party;
-plain `import x` lines before `from x import y` lines; one `as` alias per line.
+A plan names what its script needs (`needs`: need -> on); IMPORTS says what each need imports.
+render/imports.py prints and sorts the records (isort's layout).
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-_STDLIB = sys.stdlib_module_names
-
-
-@dataclass
-class Imports:
-    plain: set[str] = field(default_factory=set)  # "numpy as np", "json"
-    from_names: dict[str, set[str]] = field(default_factory=dict)  # "mindspore" -> {"nn", "dataset as ds"}
-
-    def module(self, name: str, alias: str | None = None) -> None:
-        self.plain.add(f"{name} as {alias}" if alias else name)
-
-    def names(self, module: str, *names: str) -> None:
-        self.from_names.setdefault(module, set()).update(names)
-
-    def lines(self) -> list[str]:
-        """Import lines, with "" between the stdlib and third-party groups."""
-        groups: dict[bool, list[str]] = {True: [], False: []}
-        for plain in sorted(self.plain, key=str.lower):
-            groups[plain.split(".")[0].split()[0] in _STDLIB].append(f"import {plain}")
-        for module in sorted(self.from_names, key=str.lower):
-            names = sorted(self.from_names[module], key=_member_key)
-            aliased = [n for n in names if " as " in n]
-            plain_names = [n for n in names if " as " not in n]
-            lines = [f"from {module} import {n}" for n in aliased]
-            if plain_names:
-                lines.append(f"from {module} import {', '.join(plain_names)}")
-            groups[module.split(".")[0] in _STDLIB].extend(sorted(lines, key=_from_key))
-        stdlib, third = groups[True], groups[False]
-        return [*stdlib, *([""] if stdlib and third else []), *third]
+from mscodegen.plan.data import DatasetFn
 
 
-def _member_key(name: str) -> tuple[int, str, str]:
-    """isort's order_by_type: CONSTANTS, then Classes, then the rest; each case-insensitively."""
-    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return (kind, name.lower(), name)
+@dataclass(frozen=True, slots=True, order=True)
+class Import:
+    """`import module [as alias]`, or with a name `from module import name [as alias]`."""
+
+    module: str
+    name: str = ""
+    alias: str = ""
 
 
-def _from_key(line: str) -> tuple[str, tuple[int, str, str]]:
-    _, module, _, first = line.split(maxsplit=3)
-    return (module.lower(), _member_key(first))
+def _from(module: str, *names: str) -> tuple[Import, ...]:
+    return tuple(Import(module, name) for name in names)
+
+
+IMPORTS: dict[str, tuple[Import, ...]] = {
+    # every script: the CLI and its paths; sys.exit and errno.ENOSPC, the one-line errors for faults
+    # of the environment; MindSpore
+    "script": (Import("argparse"), Import("errno"), Import("sys"), *_from("pathlib", "Path"))
+    + (Import("mindspore", alias="ms"), *_from("mindspore", "nn")),
+    "math": (Import("math"),),  # the NaN guard: math.isfinite
+    "os": (Import("os"),),  # os.cpu_count(), os.environ
+    "time": (Import("time"),),
+    "fnmatch": (Import("fnmatch"),),
+    "re": (Import("re"),),  # a data error's file
+    "numpy": (Import("numpy", alias="np"),),
+    "dataset": (Import("mindspore", "dataset", "ds"),),
+    "vision": _from("mindspore.dataset", "vision"),
+    "transforms": _from("mindspore.dataset", "transforms"),
+    "text": _from("mindspore.dataset", "text"),
+    "load_digits": _from("sklearn.datasets", "load_digits"),
+    "mixup": _from("mindcv.data.mixup", "Mixup"),
+    "initializer": _from("mindspore.common", "initializer"),
+    "create_model": _from("mindcv.models", "create_model"),
+    "ops": _from("mindspore", "ops"),
+    "amp": _from("mindspore", "amp"),
+    "parallel": (Import("os"), *_from("mindspore.communication", "get_group_size", "get_rank", "init")),
+    "model": _from("mindspore", "Model") + _from("mindspore.train", "Callback"),  # mindspore.train.Model
+    "loss_monitor": _from("mindspore.train", "LossMonitor"),
+    "time_monitor": _from("mindspore.train", "TimeMonitor"),
+    "fixed_loss_scale": _from("mindspore.amp", "FixedLossScaleManager"),
+    # both variants save through ModelCheckpoint; RUN_ID: when the run started, and its process
+    "checkpoint": (
+        Import("os"),
+        Import("time"),
+        *_from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
+    ),
+    # the native loop calls ModelCheckpoint as Model would
+    "run_context": _from("mindspore.train", "RunContext"),
+}
+
+
+def data_needs(functions: Sequence[DatasetFn], helpers: Sequence[str], resumable: bool) -> dict[str, bool]:
+    """What the dataset functions and the data helpers import (--resume skips batches with ds)."""
+    modules = {m for f in functions for m in f.modules}
+    return {
+        "dataset": any(not f.factory or f.shard_after for f in functions) or resumable,
+        "os": any(f.workers_line for f in functions),
+        "re": "unreadable_file" in helpers,
+        "load_digits": "digits" in helpers,
+        "vision": "vision" in modules,
+        "transforms": any(f.label_cast for f in functions) or "transforms" in modules,
+        "text": "text" in modules,
+        "mixup": "mindcv" in modules,
+    }
+
+
+def imports(needs: Mapping[str, bool], *names: tuple[str, str]) -> tuple[Import, ...]:
+    """The records of the needs that are on, and `from module import name` for each of names."""
+    found = {i for need, on in needs.items() if on for i in IMPORTS[need]}
+    return tuple(sorted(found | {Import(module, name) for module, name in names}))

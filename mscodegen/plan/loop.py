@@ -46,8 +46,7 @@ class Constant:
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     unit: Literal["steps", "epochs"]  # callbacks.checkpoint.every_steps or every_epochs
-    every_expr: str  # the period in batches (micro-steps), as printed
-    every_comment: str
+    accumulated: bool = False  # every_steps counts optimizer steps, of ACCUMULATION_STEPS batches each
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +71,8 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     if ckpt is None:
         return None
     if not ckpt.every_steps:
-        return Checkpoint("epochs", "CHECKPOINT_EVERY_EPOCHS * steps_per_epoch", "")
-    if isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1:
-        return Checkpoint(
-            "steps",
-            "CHECKPOINT_EVERY_STEPS * ACCUMULATION_STEPS",
-            "CHECKPOINT_EVERY_STEPS counts optimizer steps, of ACCUMULATION_STEPS batches each",
-        )
-    return Checkpoint("steps", "CHECKPOINT_EVERY_STEPS", "")
+        return Checkpoint("epochs")
+    return Checkpoint("steps", accumulated=isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1)
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:

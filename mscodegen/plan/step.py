@@ -8,13 +8,22 @@ from typing import Literal
 from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
-from mscodegen.schema.precision import DynamicLossScale, FixedLossScale, GlobalNormClip, NormClip
+from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
 
 AMP_DESCRIPTIONS = {
     "O1": "float16 for the ops on MindSpore's white list (convolutions, dense, ReLU)",
     "O2": "float16 everywhere except BatchNorm",
     "O3": "float16 everywhere",
     "auto": "float16 or float32 per op, from MindSpore's lists",
+}
+
+# Model has no option for these scalings ("fixed" in the train cell: with weight decay; clipping,
+# grad.process and accumulation are reasons of their own)
+SCALER_REASONS = {
+    "dynamic": "dynamic loss scaling on CPU (its DynamicLossScaleManager needs NPUGetFloatStatusV2)",
+    "static": "skipping overflowing steps on CPU (drop_overflow_update works on GPU/Ascend only)",
+    "fixed": "a fixed loss scale with weight decay (FixedLossScaleManager leaves the optimizer to add the "
+    "decay to scaled gradients)",
 }
 
 
@@ -42,9 +51,10 @@ class Step:
     fixed_sens: bool  # Model's FixedLossScaleManager path: sens = LOSS_SCALE, optimizer divides
     accumulation_steps: int
     process: ImportedName | None  # grad.process
-    clip_kind: str | None
-    clip_expr: str | None
+    clip_kind: Literal["global_norm", "norm", "value"] | None  # grad.clip.kind
     parallel: bool  # data parallel: the cell all-reduces the gradients
+    ema: bool  # the cell updates an EMA of the weights after each optimizer step
+    scale_in_checkpoint: bool  # dynamic scaling with checkpoints: the scaler's state is the cell's
     custom_reasons: tuple[str, ...]  # why Model cannot express this step (empty: it can)
     extras: tuple[str, ...]  # what the cell adds, for its docstring
 
@@ -99,6 +109,30 @@ class Step:
         """The cell returns (loss, overflow, loss scale) instead of the loss."""
         return self.check_overflow
 
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The names a loop gives what the cell returns."""
+        return ("loss", "overflow", "loss_scale") if self.returns_scale else ("loss",)
+
+    @property
+    def scaled(self) -> bool:
+        """Backward starts from the loss times the scale (and the forward returns both)."""
+        return self.scaler is not None or self.fixed_sens
+
+    @property
+    def clip_after(self) -> str:
+        """What clipping follows, so that it sees gradients in real units ("": nothing)."""
+        return "unscaling" if self.scaler else "the all-reduce" if self.parallel else ""
+
+    @property
+    def returns(self) -> Literal["update", "ema", "scale", "loss"]:
+        """What construct ends with: the update itself, the EMA update, (loss, overflow, scale) or the loss."""
+        if self.ema:
+            return "ema"
+        if self.returns_scale:
+            return "scale"
+        return "loss" if self.accumulate or self.check_overflow else "update"
+
 
 @dataclass(frozen=True, slots=True)
 class Parallel:
@@ -132,69 +166,46 @@ def build_amp(cfg: Config | GanConfig) -> Amp:
 
 def build_step(cfg: Config, rel: Relative) -> Step:
     ls, grad = cfg.loss_scale, cfg.grad
-    scaler: Literal["dynamic", "static", "fixed"] | None = None
-    if isinstance(ls, DynamicLossScale):
-        scaler = "dynamic"
-    elif isinstance(ls, FixedLossScale) and ls.drop_overflow_update:
-        scaler = "static"
+    fixed = isinstance(ls, FixedLossScale) and not ls.drop_overflow_update
     # Model's own fixed loss scaling (FixedLossScaleManager) leaves the gradients scaled until the
     # optimizer divides them (optimizer loss_scale): clipping, grad.process and accumulation would
     # see scaled gradients, and weight decay, added to the scaled gradients, would shrink by the
     # scale. Any of those makes the train cell unscale the gradients itself (optimizer loss_scale 1).
-    fixed_in_cell = (
-        isinstance(ls, FixedLossScale)
-        and not ls.drop_overflow_update
-        and bool(grad.clip or grad.process or grad.accumulation_steps > 1 or cfg.optimizer.weight_decay)
+    fixed_in_cell = fixed and bool(
+        grad.clip or grad.process or grad.accumulation_steps > 1 or cfg.optimizer.weight_decay
     )
-    if fixed_in_cell:
-        scaler = "fixed"
-    clip_expr = None
-    if isinstance(grad.clip, GlobalNormClip):
-        clip_expr = "ops.clip_by_global_norm(grads, MAX_NORM)"
-    elif isinstance(grad.clip, NormClip):
-        clip_expr = "tuple(ops.clip_by_norm(grad, MAX_NORM) for grad in grads)"
-    elif grad.clip is not None:
-        clip_expr = "tuple(ops.clamp(grad, -CLIP_VALUE, CLIP_VALUE) for grad in grads)"
+    scaler: Literal["dynamic", "static", "fixed"] | None = None
+    if isinstance(ls, DynamicLossScale):
+        scaler = "dynamic"
+    elif isinstance(ls, FixedLossScale):
+        scaler = "static" if ls.drop_overflow_update else "fixed" if fixed_in_cell else None
+    accumulate, ema = grad.accumulation_steps > 1, cfg.ema is not None
     # What Model has no option for, one phrase each: "Model has no option for X, Y and Z".
-    reasons = []
-    if scaler == "dynamic":
-        reasons.append("dynamic loss scaling on CPU (its DynamicLossScaleManager needs NPUGetFloatStatusV2)")
-    elif scaler == "static":
-        reasons.append("skipping overflowing steps on CPU (drop_overflow_update works on GPU/Ascend only)")
-    elif scaler == "fixed" and cfg.optimizer.weight_decay:
-        reasons.append(
-            "a fixed loss scale with weight decay (FixedLossScaleManager leaves the optimizer to add the "
-            "decay to scaled gradients)"
-        )
-    if grad.clip:
-        reasons.append("gradient clipping")
-    if grad.accumulation_steps > 1:
-        reasons.append("gradient accumulation (on CPU, or under data parallel)")
-    if grad.process:
-        reasons.append("a hook between backward and the optimizer")
-    if cfg.ema is not None:
-        reasons.append("an EMA of the weights updated after each step")
-    extras = []
-    if scaler:
-        extras.append(f"loss scaling ({ls.kind})")
-    if grad.clip:
-        extras.append(f"clipping ({grad.clip.kind})")
-    if grad.process:
-        extras.append("gradient processing")
-    if grad.accumulation_steps > 1:
-        extras.append(f"accumulation over {grad.accumulation_steps} batches")
-    if cfg.ema is not None:
-        extras.append("the EMA update")
+    reasons = (
+        (SCALER_REASONS.get(scaler or "", ""), scaler != "fixed" or bool(cfg.optimizer.weight_decay)),
+        ("gradient clipping", bool(grad.clip)),
+        ("gradient accumulation (on CPU, or under data parallel)", accumulate),
+        ("a hook between backward and the optimizer", bool(grad.process)),
+        ("an EMA of the weights updated after each step", ema),
+    )
+    extras = (
+        (f"loss scaling ({ls.kind})", scaler is not None),
+        (f"clipping ({grad.clip.kind if grad.clip else ''})", bool(grad.clip)),
+        ("gradient processing", bool(grad.process)),
+        (f"accumulation over {grad.accumulation_steps} batches", accumulate),
+        ("the EMA update", ema),
+    )
     return Step(
         scaler=scaler,
-        fixed_sens=isinstance(ls, FixedLossScale) and not ls.drop_overflow_update and not fixed_in_cell,
+        fixed_sens=fixed and not fixed_in_cell,
         accumulation_steps=grad.accumulation_steps,
         process=rel.imported(grad.process, "grad.process") if grad.process else None,
         clip_kind=grad.clip.kind if grad.clip else None,
-        clip_expr=clip_expr,
         parallel=cfg.parallel.mode == "data_parallel",
-        custom_reasons=tuple(reasons),
-        extras=tuple(extras),
+        ema=ema,
+        scale_in_checkpoint=scaler == "dynamic" and cfg.callbacks.checkpoint is not None,
+        custom_reasons=tuple(text for text, on in reasons if on and text),
+        extras=tuple(text for text, on in extras if on),
     )
 
 

@@ -10,6 +10,7 @@ import jinja2
 
 from mscodegen.catalog.literals import call, literal
 from mscodegen.plan import AnyPlan
+from mscodegen.render.imports import import_groups
 from mscodegen.render.provenance import strip_markers
 from mscodegen.schema.training import MAX_EPOCHS
 
@@ -68,6 +69,7 @@ def environment() -> jinja2.Environment:
     env.filters["docstring"] = _docstring
     env.filters["wrap_lines"] = _wrap_lines
     env.filters["docwrap"] = _docwrap
+    env.filters["import_groups"] = import_groups
     return env
 
 
