@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mscodegen.catalog.literals import Name
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
@@ -304,12 +305,12 @@ def test_the_plan_says_facts_the_templates_print(tmp_path: Path) -> None:
     )
     assert isinstance(shared, GanShared)
     g, d = shared.networks
-    assert (g.builder, g.args) == ("Generator", ("LATENT_DIM",))
-    assert dict(g.kwargs) == {"features": 8, "channels": 1}
+    assert (g.call.func, g.call.args) == ("Generator", (Name("LATENT_DIM"),))
+    assert dict(g.call.kwargs) == {"features": 8, "channels": 1}
     assert [(b.inputs, b.outputs, b.size) for b in g.blocks] == [(0, 2, 4), (2, 1, 8), (1, 0, 16)]
-    assert (d.builder, d.args, d.blocks) == ("create_model", ('"resnet18"',), ())
+    assert (d.call.func, d.call.args, d.blocks) == ("create_model", ("resnet18",), ())
     assert d.optimizer_class == "Momentum" and d.optimizer_module is None
-    assert dict(d.kwargs) == {"num_classes": 1, "pretrained": False, "in_channels": 1}
+    assert dict(d.call.kwargs) == {"num_classes": 1, "pretrained": False, "in_channels": 1}
     assert shared.loss == "BCEWithLogitsLoss"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import black
 import pytest
 
-from mscodegen.catalog.literals import Call, Name, call, literal
+from mscodegen.catalog.literals import Call, Name, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
@@ -57,7 +57,7 @@ def plan_of(loaded: LoadedConfig, variant: str = "model", out_dir: Path | None =
     )
 
 
-# --- literal() and call() -------------------------------------------------------------------------
+# --- literal() and Call ----------------------------------------------------------------------------
 
 NASTY_STRINGS = [
     "",
@@ -154,14 +154,14 @@ def test_literal_refuses_anything_but_plain_data(value: Any) -> None:
 
 
 def test_call_renders_keyword_values_as_literals() -> None:
-    text = call("f", "x", a="it's", b=[1, {"c": None}])
+    text = literal(Call.of("f", Name("x"), a="it's", b=[1, {"c": None}]))
     assert text == """f(x, a="it's", b=[1, {"c": None}])"""
     node = ast.parse(text, mode="eval").body
     assert isinstance(node, ast.Call) and [k.arg for k in node.keywords] == ["a", "b"]
 
 
 def test_call_accepts_a_keyword_named_func() -> None:
-    assert call("Net", func=1, args=2) == "Net(func=1, args=2)"
+    assert literal(Call.of("Net", func=1, args=2)) == "Net(func=1, args=2)"
 
 
 def test_a_call_of_values_renders_as_literals() -> None:
@@ -177,7 +177,7 @@ def test_a_call_of_values_renders_as_literals() -> None:
 @pytest.mark.parametrize("key", ["a-b", "class", "1x", "a b", "x=1, y", ""])
 def test_call_refuses_keywords_that_are_not_identifiers(key: str) -> None:
     with pytest.raises(ValueError, match="cannot be a keyword argument name"):
-        call("f", **{key: 1})
+        Call.of("f", **{key: 1})
 
 
 # --- the import block is isort-ordered -------------------------------------------------------------
@@ -436,7 +436,7 @@ def full_config(tmp_path: Path, case: str) -> LoadedConfig:
 def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str) -> None:
     loaded = full_config(tmp_path, case)
     plan = plan_of(loaded, variant)
-    constants = [(c.name, c.value, c.key) for group in plan.shared.constants for c in group]
+    constants = [(c.name, literal(c.value), c.key) for group in plan.shared.constants for c in group]
     # checkpoints make the run resumable: the config's sha256 and the run's id come first, with no key
     assert constants[0] == ("CONFIG_SHA256", f'"{loaded.sha256}"', "")
     assert constants[1][0] == "RUN_ID" and "os.getpid()" in constants[1][1]

@@ -47,7 +47,7 @@ def literal(value: Any) -> str:
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
     """
-    if isinstance(value, Lambda | Under | Fraction | PurePath):
+    if isinstance(value, Lambda | Under | Fraction | PurePath | RunStamp):
         return _script_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
@@ -97,16 +97,6 @@ def string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def call(func: str, /, *args: str, **kwargs: Any) -> str:
-    """`func(arg, key=literal, ...)` with every keyword value rendered by `literal`.
-
-    `func` is positional-only so that a config kwarg named `func` is just another keyword.
-    """
-    Call.of(func, **kwargs)  # refuses keywords that are not identifiers
-    parts = [*args, *(f"{k}={literal(v)}" for k, v in kwargs.items())]
-    return f"{func}({', '.join(parts)})"
-
-
 @dataclass(frozen=True, slots=True)
 class Lambda:  # lambda params: body
     params: tuple[str, ...]
@@ -119,9 +109,16 @@ class Under:  # a path under a folder the script names: data_dir / "train.csv" (
     path: PurePath | None
 
 
-def _script_value(value: Lambda | Under | Fraction | PurePath) -> str:
+@dataclass(frozen=True, slots=True)
+class RunStamp:  # when the run started, and its process: "20261205-194500-4242"
+    pass
+
+
+def _script_value(value: Lambda | Under | Fraction | PurePath | RunStamp) -> str:
     """A Fraction as a division (1.0 / 255.0); a PurePath absolute, or else from the script's folder
     (where a copied script finds what lies beside it)."""
+    if isinstance(value, RunStamp):
+        return "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\""
     if isinstance(value, Lambda):
         return f"lambda {', '.join(value.params)}: {literal(value.body)}"
     if isinstance(value, Under):

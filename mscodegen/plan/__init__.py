@@ -9,11 +9,10 @@ Nothing here imports MindSpore.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import ClassVar, Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import literal
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
@@ -256,13 +255,11 @@ def build_shared(
     finetune = []
     if pretrained is not None:
         finetune += [
-            Constant(
-                "PRETRAINED", f"Path(__file__).parent / {literal(pretrained.path)}", "network.checkpoint.path"
-            ),
-            Constant("PRETRAINED_SKIP", literal(list(pretrained.skip)), "network.checkpoint.skip"),
+            Constant("PRETRAINED", PurePath(pretrained.path), "network.checkpoint.path"),
+            Constant("PRETRAINED_SKIP", list(pretrained.skip), "network.checkpoint.skip"),
         ]
     if freeze is not None:
-        finetune.append(Constant("FREEZE", literal(list(freeze.patterns)), "network.freeze.patterns"))
+        finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
     if finetune:
         constants = (*constants, tuple(finetune))
     return Shared(

@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 from typing import ClassVar, Literal
 
 from mscodegen import __version__
-from mscodegen.catalog.literals import Name, literal
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.data import build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.imports import Import, data_needs, imports
@@ -62,9 +62,7 @@ class GanNetwork:
 
     role: Role
     kind: Literal["dcgan", "mindcv", "import"]
-    builder: str  # what train() calls: Generator, Discriminator, create_model or the imported factory
-    args: tuple[str, ...]  # its positional arguments: LATENT_DIM, or mindcv's model name as a literal
-    kwargs: tuple[tuple[str, object], ...]  # its keyword arguments, printed as literals
+    call: Call  # what train() calls: Generator, Discriminator, create_model or the imported factory
     factory: ImportedName | None
     blocks: tuple[Block, ...]  # dcgan: the SequentialCell's convolution blocks
     summary: str  # the builtin class's docstring
@@ -226,11 +224,11 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     factory = None
     blocks: tuple[Block, ...] = ()
     summary = ""
-    args: tuple[str, ...] = ()
+    args: tuple[object, ...] = ()
     kwargs: dict[str, object] = {"features": getattr(net, "features", None), "channels": channels}
     if isinstance(net, DcganGenerator):
         kind: Literal["dcgan", "mindcv", "import"] = "dcgan"
-        builder, args = "Generator", ("LATENT_DIM",)
+        builder, args = "Generator", (Name("LATENT_DIM"),)
         blocks = _generator_blocks(net.image_size)
         summary = f"Latent (N, LATENT_DIM, 1, 1) -> {_sides(blocks)} images in [-1, 1] (Tanh)."
     elif isinstance(net, DcganDiscriminator):
@@ -240,7 +238,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         blocks = _discriminator_blocks(size[1])
         summary = f"Images {size[1]}x{size[2]} -> {_sides(blocks)} -> one logit per image, (N, 1)."
     elif isinstance(net, MindcvNetwork):
-        kind, builder, args = "mindcv", "create_model", (literal(net.name),)
+        kind, builder, args = "mindcv", "create_model", (net.name,)
         kwargs = {"num_classes": net.num_classes, "pretrained": False, **net.kwargs}
     else:
         kind = "import"
@@ -252,9 +250,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     return GanNetwork(
         role=role,
         kind=kind,
-        builder=builder,
-        args=args,
-        kwargs=tuple(kwargs.items()),
+        call=Call.of(builder, *args, **kwargs),
         factory=factory,
         blocks=blocks,
         summary=summary,
@@ -295,26 +291,24 @@ def _constants(
         output_dir=gan.samples is not None or cfg.callbacks.checkpoint is not None,
         checkpoint=cfg.callbacks.checkpoint is not None,
     )
-    networks = [Constant("LATENT_DIM", literal(gan.latent_dim), "gan.latent_dim")]
+    networks = [Constant("LATENT_DIM", gan.latent_dim, "gan.latent_dim")]
     if gan.d_steps > 1:
-        networks.append(Constant("D_STEPS", literal(gan.d_steps), "gan.d_steps"))
+        networks.append(Constant("D_STEPS", gan.d_steps, "gan.d_steps"))
     for role in ("generator", "discriminator"):
         opt, short = getattr(gan, role).optimizer, role[0].upper()
-        networks.append(Constant(f"{short}_LR", literal(opt.lr), f"gan.{role}.optimizer.lr"))
+        networks.append(Constant(f"{short}_LR", opt.lr, f"gan.{role}.optimizer.lr"))
         if opt.weight_decay:
             networks.append(
-                Constant(
-                    f"{short}_WEIGHT_DECAY", literal(opt.weight_decay), f"gan.{role}.optimizer.weight_decay"
-                )
+                Constant(f"{short}_WEIGHT_DECAY", opt.weight_decay, f"gan.{role}.optimizer.weight_decay")
             )
     groups = [run, networks]
     if gan.samples is not None:
         groups.append(
             [
-                Constant("SAMPLE_COUNT", literal(gan.samples.count), "gan.samples.count"),
-                Constant("SAMPLE_COLUMNS", literal(gan.samples.columns), "gan.samples.columns"),
-                Constant("SAMPLE_SEED", literal(gan.samples.seed), "gan.samples.seed"),
-                Constant("SAMPLES_DIR", literal(gan.samples.directory), "gan.samples.directory"),
+                Constant("SAMPLE_COUNT", gan.samples.count, "gan.samples.count"),
+                Constant("SAMPLE_COLUMNS", gan.samples.columns, "gan.samples.columns"),
+                Constant("SAMPLE_SEED", gan.samples.seed, "gan.samples.seed"),
+                Constant("SAMPLES_DIR", gan.samples.directory, "gan.samples.directory"),
             ]
         )
     if cfg.callbacks.checkpoint is not None:

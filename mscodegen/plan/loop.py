@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
-from mscodegen.catalog.literals import literal
+from mscodegen.catalog.literals import RunStamp
 from mscodegen.plan.step import Step
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
@@ -38,7 +38,7 @@ class Header:
 @dataclass(frozen=True, slots=True)
 class Constant:
     name: str
-    value: str | PurePath  # a Python literal (or expression); a path: written by the py filter
+    value: object  # a config value, or a fact the py filter writes (a path, the run's stamp)
     key: str  # the YAML key it comes from ("" for none)
     why: str = ""  # a comment line above it
 
@@ -111,22 +111,20 @@ def build_constants(
         output_dir=cfg.callbacks.checkpoint is not None,
         checkpoint=cfg.callbacks.checkpoint is not None,
     )
-    opt = [Constant("LR", literal(cfg.optimizer.lr), "optimizer.lr")]
+    opt = [Constant("LR", cfg.optimizer.lr, "optimizer.lr")]
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
-        opt.append(Constant("WEIGHT_DECAY", literal(cfg.optimizer.weight_decay), "optimizer.weight_decay"))
+        opt.append(Constant("WEIGHT_DECAY", cfg.optimizer.weight_decay, "optimizer.weight_decay"))
     opt += _schedule_constants(cfg)
     groups = [run, opt]
     if cfg.data.eval is not None:
         every = cfg.eval.every_epochs if cfg.eval else 1
-        group = [Constant("EVAL_EVERY_EPOCHS", literal(every), "eval.every_epochs")] if every != 1 else []
+        group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
         early = cfg.callbacks.early_stopping
         if early is not None:
             group += [
-                Constant("EARLY_STOP_MONITOR", literal(early.monitor), "callbacks.early_stopping.monitor"),
-                Constant("EARLY_STOP_PATIENCE", literal(early.patience), "callbacks.early_stopping.patience"),
-                Constant(
-                    "EARLY_STOP_MIN_DELTA", literal(early.min_delta), "callbacks.early_stopping.min_delta"
-                ),
+                Constant("EARLY_STOP_MONITOR", early.monitor, "callbacks.early_stopping.monitor"),
+                Constant("EARLY_STOP_PATIENCE", early.patience, "callbacks.early_stopping.patience"),
+                Constant("EARLY_STOP_MIN_DELTA", early.min_delta, "callbacks.early_stopping.min_delta"),
             ]
         groups.append(group)
     ckpt = cfg.callbacks.checkpoint
@@ -134,25 +132,23 @@ def build_constants(
         group = checkpoint_constants(cfg)
         if ckpt.keep is not None and cfg.data.eval is not None:
             group += [
-                Constant("BEST_KEEP", literal(ckpt.keep.best), "callbacks.checkpoint.keep.best"),
-                Constant("BEST_MONITOR", literal(ckpt.keep.monitor), "callbacks.checkpoint.keep.monitor"),
+                Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"),
+                Constant("BEST_MONITOR", ckpt.keep.monitor, "callbacks.checkpoint.keep.monitor"),
             ]
         groups.append(group)
     precision = loss_scale_constants(cfg)
     clip = cfg.grad.clip
     if clip is not None:
         name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
-        precision.append(Constant(name, literal(value), f"grad.clip.{name.lower()}"))
+        precision.append(Constant(name, value, f"grad.clip.{name.lower()}"))
     if step.accumulate:
-        precision.append(
-            Constant("ACCUMULATION_STEPS", literal(step.accumulation_steps), "grad.accumulation_steps")
-        )
+        precision.append(Constant("ACCUMULATION_STEPS", step.accumulation_steps, "grad.accumulation_steps"))
     groups.append(precision)
     if cfg.ema is not None:
         groups.append(
             [
-                Constant("EMA_DECAY", literal(cfg.ema.decay), "ema.decay"),
-                Constant("EMA_WARMUP_STEPS", literal(cfg.ema.warmup_steps), "ema.warmup_steps"),
+                Constant("EMA_DECAY", cfg.ema.decay, "ema.decay"),
+                Constant("EMA_WARMUP_STEPS", cfg.ema.warmup_steps, "ema.warmup_steps"),
             ]
         )
     groups.append(parallel_constants(cfg))
@@ -175,28 +171,26 @@ def run_constants(
         run.append(
             Constant(
                 "CONFIG_SHA256",
-                literal(config_sha256 or ""),
+                config_sha256 or "",
                 "",
                 "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
             )
         )
     if checkpoint:
         comment = "" if resumable else "the run's own checkpoint folder"
-        run.append(Constant("RUN_ID", "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\"", "", comment))
+        run.append(Constant("RUN_ID", RunStamp(), "", comment))
     if data_dir is not None:
         run.append(Constant("DATA_DIR", data_dir, data_keys))
     run += [
-        Constant("SEED", literal(cfg.runtime.seed), "runtime.seed"),
-        Constant("EPOCHS", literal(cfg.train.epochs), "train.epochs"),
+        Constant("SEED", cfg.runtime.seed, "runtime.seed"),
+        Constant("EPOCHS", cfg.train.epochs, "train.epochs"),
     ]
     if cfg.callbacks.loss_monitor:
-        run.append(Constant("LOG_EVERY_STEPS", literal(cfg.train.log_every_steps), "train.log_every_steps"))
+        run.append(Constant("LOG_EVERY_STEPS", cfg.train.log_every_steps, "train.log_every_steps"))
     if output_dir:
-        run.append(Constant("OUTPUT_DIR", literal(cfg.train.output_dir), "train.output_dir"))
+        run.append(Constant("OUTPUT_DIR", cfg.train.output_dir, "train.output_dir"))
     if cfg.runtime.max_device_memory:
-        run.append(
-            Constant("MAX_DEVICE_MEMORY", literal(cfg.runtime.max_device_memory), "runtime.max_device_memory")
-        )
+        run.append(Constant("MAX_DEVICE_MEMORY", cfg.runtime.max_device_memory, "runtime.max_device_memory"))
     return run
 
 
@@ -205,19 +199,15 @@ def checkpoint_constants(cfg: Config | GanConfig) -> list[Constant]:
     ckpt = cfg.callbacks.checkpoint
     assert ckpt is not None
     group = [
-        Constant("CHECKPOINT_DIR", literal(ckpt.directory), "callbacks.checkpoint.directory"),
-        Constant("CHECKPOINT_PREFIX", literal(ckpt.prefix), "callbacks.checkpoint.prefix"),
-        Constant("CHECKPOINT_KEEP_MAX", literal(ckpt.keep_max), "callbacks.checkpoint.keep_max"),
+        Constant("CHECKPOINT_DIR", ckpt.directory, "callbacks.checkpoint.directory"),
+        Constant("CHECKPOINT_PREFIX", ckpt.prefix, "callbacks.checkpoint.prefix"),
+        Constant("CHECKPOINT_KEEP_MAX", ckpt.keep_max, "callbacks.checkpoint.keep_max"),
     ]
     if ckpt.every_steps:
-        group.append(
-            Constant("CHECKPOINT_EVERY_STEPS", literal(ckpt.every_steps), "callbacks.checkpoint.every_steps")
-        )
+        group.append(Constant("CHECKPOINT_EVERY_STEPS", ckpt.every_steps, "callbacks.checkpoint.every_steps"))
     else:
         group.append(
-            Constant(
-                "CHECKPOINT_EVERY_EPOCHS", literal(ckpt.every_epochs), "callbacks.checkpoint.every_epochs"
-            )
+            Constant("CHECKPOINT_EVERY_EPOCHS", ckpt.every_epochs, "callbacks.checkpoint.every_epochs")
         )
     return group
 
@@ -226,12 +216,12 @@ def loss_scale_constants(cfg: Config | GanConfig) -> list[Constant]:
     ls = cfg.loss_scale
     out = []
     if isinstance(ls, FixedLossScale):
-        out.append(Constant("LOSS_SCALE", literal(ls.value), "loss_scale.value"))
+        out.append(Constant("LOSS_SCALE", ls.value, "loss_scale.value"))
     if isinstance(ls, DynamicLossScale):
         out += [
-            Constant("LOSS_SCALE", literal(ls.init), "loss_scale.init"),
-            Constant("LOSS_SCALE_FACTOR", literal(ls.factor), "loss_scale.factor"),
-            Constant("LOSS_SCALE_WINDOW", literal(ls.window), "loss_scale.window"),
+            Constant("LOSS_SCALE", ls.init, "loss_scale.init"),
+            Constant("LOSS_SCALE_FACTOR", ls.factor, "loss_scale.factor"),
+            Constant("LOSS_SCALE_WINDOW", ls.window, "loss_scale.window"),
         ]
     return out
 
@@ -240,8 +230,8 @@ def parallel_constants(cfg: Config | GanConfig) -> list[Constant]:
     if cfg.parallel.mode != "data_parallel":
         return []
     return [
-        Constant("WORKERS", literal(cfg.parallel.workers), "parallel.workers"),
-        Constant("GRADIENTS_MEAN", literal(cfg.parallel.gradients_mean), "parallel.gradients_mean"),
+        Constant("WORKERS", cfg.parallel.workers, "parallel.workers"),
+        Constant("GRADIENTS_MEAN", cfg.parallel.gradients_mean, "parallel.gradients_mean"),
     ]
 
 
@@ -250,32 +240,32 @@ def _schedule_constants(cfg: Config) -> list[Constant]:
     out = []
     if isinstance(schedule, PiecewiseLR):
         out += [
-            Constant("MILESTONES", literal(schedule.milestones), "lr_schedule.milestones"),
-            Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"),
+            Constant("MILESTONES", schedule.milestones, "lr_schedule.milestones"),
+            Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"),
         ]
     if isinstance(schedule, WarmupCosineLR) or (
         isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs
     ):
         out += [
-            Constant("WARMUP_EPOCHS", literal(schedule.warmup_epochs), "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", literal(schedule.warmup_start_lr), "lr_schedule.warmup_start_lr"),
+            Constant("WARMUP_EPOCHS", schedule.warmup_epochs, "lr_schedule.warmup_epochs"),
+            Constant("WARMUP_START_LR", schedule.warmup_start_lr, "lr_schedule.warmup_start_lr"),
         ]
     if isinstance(schedule, ExponentialLR):
-        out.append(Constant("GAMMA", literal(schedule.gamma), "lr_schedule.gamma"))
+        out.append(Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"))
     if isinstance(schedule, OneCycleLR):
         out += [
-            Constant("PCT_START", literal(schedule.pct_start), "lr_schedule.pct_start"),
-            Constant("DIV_FACTOR", literal(schedule.div_factor), "lr_schedule.div_factor"),
-            Constant("FINAL_DIV_FACTOR", literal(schedule.final_div_factor), "lr_schedule.final_div_factor"),
+            Constant("PCT_START", schedule.pct_start, "lr_schedule.pct_start"),
+            Constant("DIV_FACTOR", schedule.div_factor, "lr_schedule.div_factor"),
+            Constant("FINAL_DIV_FACTOR", schedule.final_div_factor, "lr_schedule.final_div_factor"),
         ]
     if isinstance(schedule, PolynomialLR):
         out += [
-            Constant("END_LR", literal(schedule.end_lr), "lr_schedule.end_lr"),
-            Constant("POWER", literal(schedule.power), "lr_schedule.power"),
+            Constant("END_LR", schedule.end_lr, "lr_schedule.end_lr"),
+            Constant("POWER", schedule.power, "lr_schedule.power"),
         ]
     min_lr = getattr(schedule, "min_lr", None)
     if min_lr is not None:
-        out.append(Constant("MIN_LR", literal(min_lr), "lr_schedule.min_lr"))
+        out.append(Constant("MIN_LR", min_lr, "lr_schedule.min_lr"))
     return out
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jinja2
 
-from mscodegen.catalog.literals import call, literal
+from mscodegen.catalog.literals import literal
 from mscodegen.plan import AnyPlan
 from mscodegen.render.imports import import_groups
 from mscodegen.render.provenance import strip_markers
@@ -64,7 +64,6 @@ def environment() -> jinja2.Environment:
     )
     env.globals["max_epochs"] = MAX_EPOCHS  # --epochs is bounded as train.epochs is
     env.filters["py"] = literal
-    env.filters["call"] = call  # name|call(*positional, **keywords): the keywords as literals
     env.filters["comment"] = _comment
     env.filters["docstring"] = _docstring
     env.filters["wrap_lines"] = _wrap_lines
