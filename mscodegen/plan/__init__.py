@@ -95,11 +95,6 @@ class Columns:
         return ", ".join(self.labels)
 
     @property
-    def several_labels(self) -> bool:
-        """The loss takes several label columns (the metrics: loss only)."""
-        return len(self.labels) > 1
-
-    @property
     def own_cells(self) -> bool:
         """More than one network input or label: nn.WithLossCell / WithEvalCell take (data, label), so the
         scripts write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
