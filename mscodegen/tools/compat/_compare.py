@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mscodegen.run.parity import COMPARED  # what parity compares in a step record
 from mscodegen.tools.compat._envs import REFERENCE
 
-FIELDS = ("loss", "lr", "loss_scale", "overflow")  # what parity compares in a step record
 WEIGHT_FILES = ("weights.ckpt", "whole.ckpt", "resumed.ckpt")  # parity's and parity --resume-at's
 Record = dict[str, Any]
 
@@ -69,7 +69,7 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
             continue
         for a, b in zip(ours, theirs, strict=True):
             steps += 1
-            fields = [k for k in FIELDS if a.get(k) != b.get(k)]
+            fields = [k for k in COMPARED if a.get(k) != b.get(k)]
             if not fields:
                 continue
             differing += 1
