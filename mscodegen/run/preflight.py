@@ -479,13 +479,9 @@ def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
 
 
 def _at(loaded: LoadedConfig, key: Key, message: str) -> Problem:
-    if not key:
-        return Problem("", None, None, message)
-    return (
-        problem_at(loaded.loaded_yaml, key, message)
-        if loaded.loaded_yaml
-        else Problem("", None, None, message)
-    )
+    if key and loaded.loaded_yaml:
+        return problem_at(loaded.loaded_yaml, key, message)
+    return Problem("", None, None, message)
 
 
 def _merge_variants(problems: list[Problem]) -> list[Problem]:
