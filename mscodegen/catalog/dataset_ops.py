@@ -53,8 +53,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mscodegen.catalog.signatures import string_problem, value_problem
-from mscodegen.catalog.suggest import close_matches
+from mscodegen.catalog.signatures import string_problem, suggest, value_problem
 
 TABLE_FILE = Path(__file__).parent / "data" / "dataset_ops.json"
 REFRESH_COMMAND = "python -m mscodegen.tools.catalog ops"
@@ -75,24 +74,17 @@ def _ops() -> dict[str, Op]:
     return ops
 
 
-def _suggest(word: str, choices: list[str]) -> str:
-    close = [c for c in choices if c.lower() == word.lower()]
-    close += [c for c in choices if c.lower().endswith("." + word.lower())]  # mindcv.Mixup for Mixup
-    close += [c for c in close_matches(word, choices, n=3) if c not in close]
-    return f" (did you mean {' or '.join(close[:3])}?)" if close else ""
-
-
 def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
     """Problems with one pipeline entry `{name: kwargs}`; empty when the table accepts it."""
     op = _ops().get(name)
     if op is None:
-        return [f"unknown dataset op `{name}`{_suggest(name, sorted(_ops()))}"]
+        return [f"unknown dataset op `{name}`{suggest(name, sorted(_ops()))}"]
     params = {p["name"]: p for p in op["params"]}
     problems = [problem for p in op["params"] if (problem := _param_problem(name, p, kwargs))]
     for key, value in kwargs.items():
         param = params.get(key) if isinstance(key, str) else None
         if param is None:
-            hint = _suggest(str(key), list(params)) or f" (accepts: {', '.join(params) or 'no arguments'})"
+            hint = suggest(str(key), list(params)) or f" (accepts: {', '.join(params) or 'no arguments'})"
             problems.append(f"{name}: unknown argument `{key}`{hint}")
         elif key in NESTED_PARAMS and param["accepts"] == ["ops"]:
             entries = value if isinstance(value, list) else [value]

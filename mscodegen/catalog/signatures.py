@@ -73,6 +73,7 @@ def string_problem(owner: str, key: str, doc_type: str | None, value: object) ->
 def suggest(word: str, choices: list[str]) -> str:
     """` (did you mean x or y?)`, or ``."""
     close = [c for c in choices if c.lower() == word.lower()]
+    close += [c for c in choices if c.lower().endswith("." + word.lower())]  # mindcv.Mixup for Mixup
     close += [c for c in close_matches(word, choices, n=3) if c not in close]
     return f" (did you mean {' or '.join(close[:3])}?)" if close else ""
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
     from mscodegen.config.load import LoadedConfig
     from mscodegen.output.write import LockMeta
     from mscodegen.plan import Variant
 
-    SubParsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]  # add_subparsers()'s
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # add_subparsers()'s
 
 EXIT_OK, EXIT_FAIL, EXIT_CONFIG = 0, 1, 2
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_CONFIG, EXIT_FAIL, EXIT_OK
-
-if TYPE_CHECKING:
-    from mscodegen.cli._common import SubParsers
+from mscodegen.cli._common import EXIT_CONFIG, EXIT_FAIL, EXIT_OK, SubParsers
 
 
 def add(sub: SubParsers) -> None:

@@ -12,12 +12,8 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_CONFIG, command
-
-if TYPE_CHECKING:
-    from mscodegen.cli._common import SubParsers
+from mscodegen.cli._common import EXIT_CONFIG, SubParsers, command
 
 
 def add(sub: SubParsers) -> None:

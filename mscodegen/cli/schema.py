@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_OK, command
-
-if TYPE_CHECKING:
-    from mscodegen.cli._common import SubParsers
+from mscodegen.cli._common import EXIT_OK, SubParsers, command
 
 
 def add(sub: SubParsers) -> None:

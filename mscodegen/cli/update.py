@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, command, generation_args, prepare
-
-if TYPE_CHECKING:
-    from mscodegen.cli._common import SubParsers
+from mscodegen.cli._common import EXIT_FAIL, EXIT_OK, SubParsers, command, generation_args, prepare
 
 
 def add(sub: SubParsers) -> None:

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mscodegen.cli._common import EXIT_CONFIG, EXIT_OK, command, load, overrides
+from mscodegen.cli._common import EXIT_CONFIG, EXIT_OK, SubParsers, command, load, overrides
 
 if TYPE_CHECKING:
-    from mscodegen.cli._common import SubParsers
     from mscodegen.config.load import LoadedConfig
 
 

@@ -291,8 +291,7 @@ def _drop(loaded: LoadedYaml, path: YamlPath) -> None:
     """Forget the marks at and under `path`."""
     for table in (loaded.marks, loaded.key_marks):
         for k in [k for k in table if k[: len(path)] == path and (path or k)]:
-            if k or path:
-                del table[k]
+            del table[k]
 
 
 def _problem(loaded: LoadedYaml, at: YamlPath, message: str) -> Problem:

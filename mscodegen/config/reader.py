@@ -124,13 +124,7 @@ def load_yaml(text: str, source: str, *, strict: bool = True, budget: Budget | N
             where = _mark(root)
             problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
             raise ConfigError([problem], source)
-        builder = _Builder(loader)
-        try:
-            data = builder.build(root, ())
-        except _TooLarge:
-            raise ConfigError(builder.problems, source) from None
-        if builder.problems and strict:
-            raise ConfigError(builder.problems, source)
+        builder, data = _build(loader, root, source, strict=strict)
         return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
     finally:
         loader.dispose()
@@ -140,18 +134,22 @@ def load_value(text: str, source: str) -> Any:
     """One YAML value of any kind (a `--set` VALUE), under the same limits as a config file."""
     loader, root = _compose(text, source, Budget())
     try:
-        if root is None:
-            return None
-        builder = _Builder(loader)
-        try:
-            value = builder.build(root, ())
-        except _TooLarge:
-            raise ConfigError(builder.problems, source) from None
-        if builder.problems:
-            raise ConfigError(builder.problems, source)
-        return value
+        return None if root is None else _build(loader, root, source, strict=True)[1]
     finally:
         loader.dispose()
+
+
+def _build(loader: _Replay, root: Node, source: str, *, strict: bool) -> tuple[_Builder, Any]:
+    """The builder (its marks and problems) and the value of `root`; ConfigError when it is too large, or
+    (`strict`) has problems."""
+    builder = _Builder(loader)
+    try:
+        value = builder.build(root, ())
+    except _TooLarge:
+        raise ConfigError(builder.problems, source) from None
+    if builder.problems and strict:
+        raise ConfigError(builder.problems, source)
+    return builder, value
 
 
 def _compose(text: str, source: str, budget: Budget) -> tuple[_Replay, Node | None]:

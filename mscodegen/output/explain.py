@@ -20,8 +20,9 @@ from mscodegen.config.compose import YAML_SUFFIXES
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output._files import not_utf8
+from mscodegen.output.generate import plans_of
 from mscodegen.output.write import read_lock
-from mscodegen.plan import SCRIPT_NAMES, build_plans
+from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render import render
 from mscodegen.render.fmt import format_code
 from mscodegen.render.provenance import LineKeys, carry_over, explain_key, keys_at, strip_markers
@@ -38,14 +39,7 @@ class Traced:
 
 def trace(loaded: LoadedConfig, out_dir: Path) -> list[Traced]:
     """Both scripts as `new` would write them into out_dir, with the keys of every line."""
-    _, plans = build_plans(
-        loaded.config,
-        source=loaded.path.as_posix(),
-        config_dir=loaded.path.parent,
-        out_dir=out_dir,
-        name=loaded.name,
-        config_sha256=loaded.sha256,
-    )
+    _, plans = plans_of(loaded, out_dir)
     traced = []
     for variant, plan in plans.items():
         name = SCRIPT_NAMES[variant]

@@ -8,7 +8,7 @@ from pathlib import Path
 from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output.write import LockMeta
-from mscodegen.plan import SCRIPT_NAMES, VARIANTS, Variant, build_plans
+from mscodegen.plan import SCRIPT_NAMES, VARIANTS, AnyPlan, AnyShared, Variant, build_plans
 from mscodegen.render import render
 from mscodegen.render.fmt import black_version, format_all
 from mscodegen.render.launch import LAUNCH_NAME, render_launch
@@ -18,9 +18,11 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
     return Path("generated") / loaded.name
 
 
-def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
-    """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
-    shared, plans = build_plans(
+def plans_of(
+    loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS
+) -> tuple[AnyShared, dict[Variant, AnyPlan]]:
+    """build_plans for `loaded`, written into out_dir."""
+    return build_plans(
         loaded.config,
         variants,
         source=loaded.path.as_posix(),
@@ -29,6 +31,11 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
         name=loaded.name,
         config_sha256=loaded.sha256,
     )
+
+
+def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
+    """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
+    shared, plans = plans_of(loaded, out_dir, variants)
     sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
     files = format_all(sources)
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])

@@ -159,7 +159,7 @@ def run_script(
             raise ScriptTimeout(variant, timeout, workdir) from None
     seconds = time.perf_counter() - start
     log = (workdir / "stdout.txt").read_text(errors="replace")
-    ranks = {rank: _read_jsonl(path) for rank, path in rank_logs(loss_log).items()}
+    ranks = {rank: read_jsonl(path) for rank, path in rank_logs(loss_log).items()}
     if ranks and not loss_log.exists():  # per-rank logs only: rank 0's stands for the run
         loss_log = rank_logs(loss_log).get(0, loss_log)
         eval_log = rank_logs(eval_log).get(0, eval_log)
@@ -167,18 +167,19 @@ def run_script(
         variant,
         returncode,
         seconds,
-        _read_jsonl(loss_log),
-        _read_jsonl(eval_log),
+        read_jsonl(loss_log),
+        read_jsonl(eval_log),
         output_dir,
         "\n".join(log.splitlines()[-25:]),
         ranks,
     )
 
 
-def _read_jsonl(path: Path) -> list[Record]:
+def read_jsonl(path: Path) -> list[Record]:
+    """The records of a --loss-log / --eval-log ([] when there is none)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _show(value: object) -> str:

@@ -14,12 +14,12 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mscodegen.config.errors import Problem
 from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.run.observer import observed_env
 from mscodegen.schema.data import ImportedData, fixed_transforms
 from mscodegen.schema.gan import GanConfig
@@ -27,8 +27,6 @@ from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.parallel import Parallel
 from mscodegen.schema.training import ImportedMetric, eval_metrics
 
-FAST_DEV_RUN_ARGS = ("--fast-dev-run",)
-SCRIPTS = {"model": "train_model.py", "native": "train_native.py"}
 TAIL_LINES = 6
 
 Key = tuple[str | int, ...]
@@ -97,12 +95,11 @@ def run_preflight(
     *,
     timeout: float = 600,
     python: str = sys.executable,
-    script_args: Sequence[str] = FAST_DEV_RUN_ARGS,
 ) -> list[Problem]:
     """Run both variants for one batch; [] when both pass, else one located Problem per failure.
 
-    `script_args`: what the scripts are run with (`--fast-dev-run`). Each run is watched from outside
-    (mscodegen.run.observer): it passes when it exits 0 having trained at least one step.
+    Each run is watched from outside (mscodegen.run.observer): it passes when it exits 0 having trained
+    at least one step.
     """
     from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
@@ -118,19 +115,17 @@ def run_preflight(
         workdir = Path(tmp)
         for name, text in generate(loaded, workdir).items():
             (workdir / name).write_text(text, encoding="utf-8")
-        for variant, script in SCRIPTS.items():
-            results.append(_run(workdir, variant, script, python, script_args, timeout))
+        for variant, script in SCRIPT_NAMES.items():
+            results.append(_run(workdir, variant, script, python, timeout))
     problems = [problem for result in results if (problem := diagnose(result, loaded))]
     return _merge_variants(problems)
 
 
-def _run(
-    workdir: Path, variant: str, script: str, python: str, args: Sequence[str], timeout: float
-) -> RunResult:
+def _run(workdir: Path, variant: str, script: str, python: str, timeout: float) -> RunResult:
     records = workdir / f"records-{variant}"
     records.mkdir()
     env = observed_env(Path(script), records, {**os.environ, "PYTHONUNBUFFERED": "1"})
-    cmd = [python, script, *args]  # --fast-dev-run writes nothing: no --output-dir needed
+    cmd = [python, script, "--fast-dev-run"]  # it writes nothing: no --output-dir needed
     try:
         done = subprocess.run(
             cmd, cwd=workdir, env=env, capture_output=True, text=True, errors="replace", timeout=timeout
@@ -149,7 +144,7 @@ def _text(data: str | bytes | None) -> str:
 
 def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
     """The located problem a finished run shows, or None when it passed."""
-    script = SCRIPTS.get(result.variant, result.variant)
+    script = SCRIPT_NAMES.get(result.variant, result.variant)
     if result.returncode is None:
         return _at(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
     non_finite = _NON_FINITE_LOSS.search(result.stdout) or _NON_FINITE_LOSS.search(result.stderr)
@@ -397,7 +392,7 @@ def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
     out = []
     for i, line in enumerate(lines):
         m = _FRAME.match(line)
-        if m and (not in_script or Path(m.group("file")).name in SCRIPTS.values()):
+        if m and (not in_script or Path(m.group("file")).name in SCRIPT_NAMES.values()):
             out.append((m.group("function"), lines[i + 1].strip() if i + 1 < len(lines) else ""))
     return out
 
@@ -484,13 +479,9 @@ def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
 
 
 def _at(loaded: LoadedConfig, key: Key, message: str) -> Problem:
-    if not key:
-        return Problem("", None, None, message)
-    return (
-        problem_at(loaded.loaded_yaml, key, message)
-        if loaded.loaded_yaml
-        else Problem("", None, None, message)
-    )
+    if key and loaded.loaded_yaml:
+        return problem_at(loaded.loaded_yaml, key, message)
+    return Problem("", None, None, message)
 
 
 def _merge_variants(problems: list[Problem]) -> list[Problem]:

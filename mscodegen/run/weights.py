@@ -92,7 +92,8 @@ def compare_checkpoints(
     return [str(p) for p in problems]
 
 
-def _load(path: str) -> dict[str, Array]:
+def load_arrays(path: str) -> dict[str, Array]:
+    """A checkpoint's {name: numpy array} (in a process that may import MindSpore)."""
     import mindspore as ms
 
     return {name: param.asnumpy() for name, param in ms.load_checkpoint(path).items()}
@@ -101,7 +102,7 @@ def _load(path: str) -> dict[str, Array]:
 def _main(argv: Sequence[str]) -> int:
     """Child process: load both checkpoints, print the JSON list of differences as the last line."""
     a, b, *labels = argv
-    print(json.dumps(compare_arrays(_load(a), _load(b), labels or LABELS)))
+    print(json.dumps(compare_arrays(load_arrays(a), load_arrays(b), labels or LABELS)))
     return 0
 
 

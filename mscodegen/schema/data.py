@@ -431,15 +431,3 @@ def pipelines_of(data: Data, split: str) -> dict[str, list[dict[str, Any]]] | No
         if isinstance(train, dict) and hasattr(spec, "transforms") and set(train) <= set(columns_of(spec)):
             return {column: pipeline.eval_entries(entries) for column, entries in train.items()}
     return dict(transforms) if isinstance(transforms, dict) else None
-
-
-def eval_pipelines_derived(data: Data) -> bool:
-    """data.eval runs pipelines derived from data.train's (it states no transforms of its own)."""
-    spec = data.eval
-    return (
-        spec is not None
-        and hasattr(spec, "transforms")
-        and "transforms" not in spec.model_fields_set
-        and isinstance(getattr(data.train, "transforms", None), dict)
-        and set(getattr(data.train, "transforms", {})) <= set(columns_of(spec))
-    )

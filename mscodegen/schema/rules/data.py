@@ -364,3 +364,16 @@ def _many_inputs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
             f"{len(inputs)} network inputs ({', '.join(inputs)}) but the {cfg.network.kind} network "
             f"{getattr(cfg.network, 'name', '')} takes one: use your own network (network.kind: import)",
         )
+
+
+def chw_rules(cfg: Config | GanConfig, networks: str) -> Iterator[Violation]:
+    """`networks` (the builtin ones, whose convolutions take CHW images) against data.train's pipeline."""
+    pipelines = pipelines_of(cfg.data, "train")
+    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
+        yield (
+            ("data", "train", "transforms", "image"),
+            f"{networks} expect CHW images: end the image pipeline with HWC2CHW: {{}}",
+        )
+    transforms = fixed_transforms(cfg.data.train)
+    if transforms is not None and not transforms.hwc_to_chw:
+        yield ("data", "train", "transforms", "hwc_to_chw"), f"{networks} expect CHW images; keep it true"

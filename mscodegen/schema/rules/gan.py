@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
-from mscodegen.catalog import pipeline
 from mscodegen.schema import image_shape_of
 from mscodegen.schema._base import python_name
-from mscodegen.schema.data import ImportedData, fixed_transforms, pipelines_of
+from mscodegen.schema.data import ImportedData
 from mscodegen.schema.gan import DCGAN_SIZES, NOT_YET, DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.names import collision
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.data import _shape_key, after, known_train_batches
+from mscodegen.schema.rules.data import _shape_key, after, chw_rules, known_train_batches
 from mscodegen.schema.rules.modules import _data_dir_problems, _import_problems
 
 ROLES = ("generator", "discriminator")
@@ -34,7 +33,7 @@ def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation
         if isinstance(getattr(cfg.gan, role).network, DcganGenerator | DcganDiscriminator)
     ]
     if builtin:
-        yield from _chw_rules(cfg)
+        yield from chw_rules(cfg, "the builtin networks")
     shape = image_shape_of(spec)
     if shape is None:
         for role in builtin:
@@ -84,22 +83,6 @@ def _mindcv_discriminator_rules(disc: MindcvNetwork, channels: int) -> Iterator[
             key,
             f"mindcv's {disc.name} takes {in_channels}-channel images but data.train gives {channels} "
             f"channels: set kwargs.in_channels: {channels}",
-        )
-
-
-def _chw_rules(cfg: GanConfig) -> Iterator[Violation]:
-    """The builtin networks' convolutions take CHW images."""
-    pipelines = pipelines_of(cfg.data, "train")
-    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
-        yield (
-            ("data", "train", "transforms", "image"),
-            "the builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
-        )
-    transforms = fixed_transforms(cfg.data.train)
-    if transforms is not None and not transforms.hwc_to_chw:
-        yield (
-            ("data", "train", "transforms", "hwc_to_chw"),
-            "the builtin networks expect CHW images; keep it true",
         )
 
 

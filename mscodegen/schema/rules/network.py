@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from mscodegen.catalog import pipeline
 from mscodegen.catalog.losses import check_loss
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
@@ -13,13 +12,11 @@ from mscodegen.schema.data import (
     CsvData,
     ImageFolderData,
     ImportedData,
-    fixed_transforms,
-    pipelines_of,
 )
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
 from mscodegen.schema.optim import ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.data import after
+from mscodegen.schema.rules.data import after, chw_rules
 from mscodegen.schema.sources import class_count, first_image_size
 from mscodegen.schema.training import BINARY_METRIC_NAMES, SAME_SHAPE_TARGET_LOSSES, BuiltinMetric, TopKMetric
 
@@ -31,18 +28,7 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     net = cfg.network
     if not isinstance(net, BuiltinNetwork):
         return
-    transforms = fixed_transforms(cfg.data.train)
-    pipelines = pipelines_of(cfg.data, "train")
-    if pipelines is not None and "HWC2CHW" not in pipeline.names(pipelines.get("image", [])):
-        yield (
-            ("data", "train", "transforms", "image"),
-            "builtin networks expect CHW images: end the image pipeline with HWC2CHW: {}",
-        )
-    if transforms is not None and not transforms.hwc_to_chw:
-        yield (
-            ("data", "train", "transforms", "hwc_to_chw"),
-            "builtin networks expect CHW images; keep it true",
-        )
+    yield from chw_rules(cfg, "builtin networks")
     shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
     if shape is None and isinstance(cfg.data.train, CsvData):
         return  # its first column is no vector: rules/tables.py says so

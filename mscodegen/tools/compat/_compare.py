@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mscodegen.run.parity import COMPARED, read_jsonl  # what parity compares in a step record
 from mscodegen.tools.compat._envs import REFERENCE
 
-FIELDS = ("loss", "lr", "loss_scale", "overflow")  # what parity compares in a step record
 WEIGHT_FILES = ("weights.ckpt", "whole.ckpt", "resumed.ckpt")  # parity's and parity --resume-at's
 Record = dict[str, Any]
 
@@ -34,11 +34,7 @@ def f32_ulps(a: float, b: float) -> int:
 
 def loss_logs(keep: Path) -> dict[str, list[Record]]:
     """Every per-step log a parity run kept, by path relative to its --keep directory."""
-    logs = {}
-    for path in sorted(keep.rglob("loss*.jsonl")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        logs[path.relative_to(keep).as_posix()] = [json.loads(line) for line in lines if line.strip()]
-    return logs
+    return {path.relative_to(keep).as_posix(): read_jsonl(path) for path in sorted(keep.rglob("loss*.jsonl"))}
 
 
 @dataclass(frozen=True)
@@ -69,7 +65,7 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
             continue
         for a, b in zip(ours, theirs, strict=True):
             steps += 1
-            fields = [k for k in FIELDS if a.get(k) != b.get(k)]
+            fields = [k for k in COMPARED if a.get(k) != b.get(k)]
             if not fields:
                 continue
             differing += 1

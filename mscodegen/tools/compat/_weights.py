@@ -49,13 +49,10 @@ def distance(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    import mindspore as ms
-
-    def load(path: str) -> dict[str, Any]:
-        return {name: param.asnumpy() for name, param in ms.load_checkpoint(path).items()}
+    from mscodegen.run.weights import load_arrays
 
     pairs = json.loads(sys.stdin.read())
-    print(json.dumps([distance(load(a), load(b)) for a, b in pairs]))
+    print(json.dumps([distance(load_arrays(a), load_arrays(b)) for a, b in pairs]))
     return 0
 
 
