@@ -14,9 +14,7 @@ from mscodegen.output.generate import generate
 from mscodegen.run.parity import generate_both, run_script, step_differences
 from mscodegen.run.weights import compare_checkpoints
 
-from conftest import assert_identical, run_both
-
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO, assert_identical, run_both
 
 PARTS = """\
 import numpy as np

@@ -21,7 +21,8 @@ from mscodegen.schema.optim import LOSS_CLASSES
 from mscodegen.schema.precision import Grad
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES, Eval
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 
 MINIMAL = """\

@@ -16,7 +16,9 @@ from mscodegen.cli import main
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.run.preflight import RunResult, diagnose, exception_line, map_failure, run_preflight
 
-TEXTS = Path(__file__).parent / "preflight_texts"
+from conftest import REPO
+
+TEXTS = REPO / "tests" / "preflight_texts"
 
 # The config the texts were captured with (an imported dataset next to it), positions below.
 CONFIG = """\
@@ -341,7 +343,7 @@ def test_preflight_imports_mindspore_only_in_the_children(loaded: LoadedConfig, 
 
 # --- end to end: needs `--fast-dev-run` in the generated scripts -------------------------------------------
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = REPO / "templates"
 needs_fast_dev_run = pytest.mark.skipif(
     not any("--fast-dev-run" in p.read_text(encoding="utf-8") for p in TEMPLATES.glob("*.j2")),
     reason="the templates have no --fast-dev-run yet (it comes with branch plan)",

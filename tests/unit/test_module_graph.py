@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mscodegen"
+from conftest import REPO
+
+PACKAGE = REPO / "mscodegen"
 
 
 def module_name(path: Path) -> str:

@@ -29,7 +29,7 @@ from mscodegen.tools.compat._compare import (
 from mscodegen.tools.compat._envs import REFERENCE, VERSIONS, ensure_env, requirements, run_extra
 from mscodegen.tools.compat._runs import EXAMPLES, first_failure
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
 
 
 def next_f32(x: float) -> float:

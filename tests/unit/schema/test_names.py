@@ -17,7 +17,8 @@ from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 from mscodegen.schema.names import RESERVED_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 GENERATED = sorted((REPO / "generated").glob("*/*.py"))
 
 Found = list[tuple[str, int | None, int | None, str]]

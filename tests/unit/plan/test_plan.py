@@ -19,7 +19,6 @@ from mscodegen.output.generate import generate
 from mscodegen.plan import build_plan
 from mscodegen.render.fmt import LINE_LENGTH
 
-REPO = Path(__file__).resolve().parents[1]
 MODE = black.Mode(line_length=LINE_LENGTH)
 
 MINIMAL = """\

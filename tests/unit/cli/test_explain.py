@@ -9,7 +9,7 @@ import pytest
 
 from mscodegen.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
 
 
 def run(capsys, *args: object) -> tuple[int, str, str]:

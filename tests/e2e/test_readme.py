@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 BIN = Path(sys.executable).parent
 
 
@@ -85,7 +86,7 @@ def test_readme_commands_in_a_fresh_clone(clone, tmp_path):
         )
         assert "up to date" in proc.stdout
 
-    # The README's commands, in its order (parity runs both trainings: tests/test_parity_* cover it).
+    # The README's commands, in its order (parity runs both trainings: tests/e2e/test_parity_* cover it).
     commands = readme_commands((root / "README.md").read_text())
     assert {"new", "validate", "schema", "update", "diff"} <= {argv[1] for argv in commands}, commands
     for argv in commands:
@@ -112,7 +113,7 @@ def test_readme_commands_in_a_fresh_clone(clone, tmp_path):
     assert re.findall(r"^\s*(\w+)\s", proc.stdout, re.MULTILINE) == ["unchanged", "unchanged"], proc.stdout
 
     # network.checkpoint files are the user's (examples/pretrained/ is git-ignored): validate checks
-    # they exist, so the fine-tuning example gets a stand-in (tests/test_finetune.py writes a real one).
+    # they exist, so the fine-tuning example gets a stand-in (tests/e2e/test_finetune.py writes a real one).
     weights = root / "examples" / "pretrained" / "resnet18_10classes.ckpt"
     weights.parent.mkdir(exist_ok=True)
     weights.write_bytes(b"")

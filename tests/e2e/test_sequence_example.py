@@ -16,7 +16,8 @@ from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both, run_script, step_differences
 from mscodegen.run.weights import compare_checkpoints
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 EXAMPLE = REPO / "examples" / "sequence.yaml"
 
 # Run in a child: the test process never imports MindSpore (as mscodegen itself).

@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from mscodegen.catalog.dataset_ops import REFRESH_COMMAND, check_op, check_pipeline, load_table
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
 
 MEAN = [123.675, 116.28, 103.53]
 STD = [58.395, 57.12, 57.375]

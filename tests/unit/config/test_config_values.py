@@ -17,6 +17,8 @@ from mscodegen.config.reader import load_yaml
 from mscodegen.schema._base import path_text_problem
 from mscodegen.schema.training import MAX_EPOCHS
 
+from conftest import REPO
+
 BASE = """\
 network: {kind: builtin, name: mlp, num_classes: 10}
 data:
@@ -220,7 +222,7 @@ def test_epochs_are_bounded_by_the_learning_rate_list(tmp_path: Path) -> None:
 
 
 def test_no_shipped_config_trains_more_epochs_than_allowed() -> None:
-    root = Path(__file__).parent.parent
+    root = REPO
     configs = [*root.glob("examples/**/*.yaml"), *root.glob("docs/**/*.yaml")]
     assert configs
     for config in configs:

@@ -1,6 +1,6 @@
 """Line budgets of the generated scripts (issue 20): what a person reads stays small.
 
-The table of lines per example and variant is printed (`pytest -s tests/test_script_lines.py`), like a
+The table of lines per example and variant is printed (`pytest -s tests/golden/test_script_lines.py`), like a
 benchmark; a script over its budget fails. The counts are of generated/, which test_golden keeps in
 sync with the templates.
 """

@@ -19,7 +19,9 @@ import pytest
 
 from mscodegen.cli import main
 
-CASES_DIR = Path(__file__).parent / "invalid"
+from conftest import REPO
+
+CASES_DIR = REPO / "tests" / "invalid"
 CASES = sorted(CASES_DIR.rglob("*.yaml"))
 MIN_CASES = 30
 EXPECT = re.compile(r"^# expect: (.*)$")

@@ -24,7 +24,7 @@ from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, free_port, rank_logs
 from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
-from conftest import DP, TINY, merge, write_yaml
+from conftest import DP, REPO, TINY, merge, write_yaml
 
 NODE_SETTINGS = ("NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NPROC_PER_NODE", "MSRUN_LOG_DIR")
 
@@ -423,7 +423,7 @@ print(json.dumps(out))
 def test_an_imported_factorys_dataset_is_split_into_disjoint_complete_shards(tmp_path: Path) -> None:
     """A factory returns a dataset the script did not build: the script gives its source a
     DistributedSampler (MindSpore datasets have no .shard()); every sample lands on exactly one rank."""
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = REPO / "examples"
     (tmp_path / "diabetes_data.py").write_text((examples / "diabetes_data.py").read_text())
     config = tmp_path / "dp.yaml"
     data = yaml.safe_load((examples / "diabetes.yaml").read_text())
