@@ -3,7 +3,6 @@ imported loss; `validate` locates every mismatch; both variants train a two-inpu
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,9 @@ import pytest
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
-from mscodegen.run.parity import generate_both, run_script, step_differences
-from mscodegen.run.weights import compare_checkpoints
+from mscodegen.run.parity import step_differences
 
-from conftest import REPO, assert_identical, run_both
+from conftest import assert_identical, kept_runs, run_both, shipped_parity
 
 PARTS = """\
 import numpy as np
@@ -256,26 +254,17 @@ train: {epochs: 1, log_every_steps: 2}
 
 
 @pytest.mark.slow
-def test_two_input_example_losses_and_final_weights_are_identical() -> None:
-    """examples/two_input.yaml as shipped: imported network, dataset factory and loss, three columns."""
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        paths = generate_both(REPO / "examples" / "two_input.yaml", work / "scripts")
-        runs = {}
-        for variant, script in paths.items():
-            weights = work / variant / "weights.ckpt"
-            runs[variant] = run_script(
-                script, work / variant, variant=variant, extra_args=("--save-weights", str(weights))
-            )
-            assert runs[variant].returncode == 0, runs[variant].log_tail
-        model, native = runs["model"], runs["native"]
-        assert step_differences(model.steps, native.steps) == []
-        assert [r["loss"] for r in model.steps] == [r["loss"] for r in native.steps]
-        assert len(model.steps) == 2 * (1438 // 32)  # 1,797 digits, 80% train, batch 32, partial dropped
-        assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
-        assert set(model.evals[-1]["metrics"]) == {"accuracy", "loss"}
-        assert model.evals[-1]["metrics"]["accuracy"] > 0.5  # it learned: 10 classes, chance is 0.1
-        assert compare_checkpoints(work / "model" / "weights.ckpt", work / "native" / "weights.ckpt") == []
+def test_two_input_example_losses_and_final_weights_are_identical(checkout: Path, tmp_path: Path) -> None:
+    """examples/two_input.yaml as shipped: imported network, dataset factory and loss, three columns.
+    The whole run through `mscodegen parity` in a checkout (it compares the final weights)."""
+    shipped_parity(checkout, "two_input", "--steps", "100000", "--keep", str(tmp_path))
+    model, native = kept_runs(tmp_path)
+    assert step_differences(model.steps, native.steps) == []
+    assert [r["loss"] for r in model.steps] == [r["loss"] for r in native.steps]
+    assert len(model.steps) == 2 * (1438 // 32)  # 1,797 digits, 80% train, batch 32, partial dropped
+    assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
+    assert set(model.evals[-1]["metrics"]) == {"accuracy", "loss"}
+    assert model.evals[-1]["metrics"]["accuracy"] > 0.5  # it learned: 10 classes, chance is 0.1
 
 
 @pytest.mark.slow

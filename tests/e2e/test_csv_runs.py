@@ -13,27 +13,20 @@ import yaml
 
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
-from mscodegen.run.parity import generate_both, run_script, step_differences
-from mscodegen.run.weights import compare_checkpoints
+from mscodegen.run.parity import step_differences
 from mscodegen.schema.sources import sample_count
 
-from conftest import REPO
+from conftest import REPO, kept_runs, shipped_parity
 
 pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO / "examples" / "diabetes_csv.yaml"
 
 
-def test_diabetes_csv_example_losses_and_final_weights_are_identical(tmp_path: Path) -> None:
-    paths = generate_both(EXAMPLE, tmp_path / "scripts")
-    runs = {}
-    for variant, script in paths.items():
-        weights = tmp_path / variant / "weights.ckpt"
-        runs[variant] = run_script(
-            script, tmp_path / variant, variant=variant, extra_args=("--save-weights", str(weights))
-        )
-        assert runs[variant].returncode == 0, runs[variant].log_tail
-    model, native = runs["model"], runs["native"]
+def test_diabetes_csv_example_losses_and_final_weights_are_identical(checkout: Path, tmp_path: Path) -> None:
+    """The whole run as shipped (`mscodegen parity` in a checkout; it compares the final weights)."""
+    shipped_parity(checkout, "diabetes_csv", "--steps", "100000", "--keep", str(tmp_path))
+    model, native = kept_runs(tmp_path)
     assert step_differences(model.steps, native.steps) == []
     losses = [r["loss"] for r in model.steps]
     assert losses == [r["loss"] for r in native.steps]
@@ -41,9 +34,6 @@ def test_diabetes_csv_example_losses_and_final_weights_are_identical(tmp_path: P
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
     assert set(model.evals[-1]["metrics"]) == {"mae", "mse", "loss"}
     assert model.evals[-1]["metrics"]["mse"] < 0.8 * model.evals[0]["metrics"]["mse"]  # it learned
-    assert (
-        compare_checkpoints(tmp_path / "model" / "weights.ckpt", tmp_path / "native" / "weights.ckpt") == []
-    )
 
 
 # Imports each generated script (without running train()) and lists what its dataset functions yield,

@@ -3,47 +3,36 @@ checkout after `make demo` (which writes the fine-tuning example's weights with 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, shipped_parity
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-PRETRAINED = Path("pretrained") / "resnet18_10classes.ckpt"
+# Examples whose own test makes this same call (conftest.shipped_parity) for the whole run, with --keep,
+# and asserts on the kept logs: one run of both variants feeds both tests.
+OWN_TEST = {
+    "diabetes": "test_metric_defaults.py",
+    "diabetes_csv": "test_csv_runs.py",
+    "digits_augment": "test_pipelines.py",
+    "sequence": "test_sequence_example.py",
+    "two_input": "test_columns.py",
+}
 
 
 def test_examples_found():
     assert len(EXAMPLES) >= 10
 
 
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory) -> Path:
-    """The examples folder as a checkout has it after `make demo`: the helper's weights written."""
-    root = tmp_path_factory.mktemp("checkout") / "examples"
-    shutil.copytree(REPO / "examples", root, ignore=shutil.ignore_patterns("pretrained", "__pycache__"))
-    subprocess.run(
-        [sys.executable, str(root / "make_pretrained.py"), str(root / PRETRAINED)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return root
+def test_the_examples_left_to_their_own_tests_run_as_shipped_there():
+    for example, test in OWN_TEST.items():
+        text = (Path(__file__).parent / test).read_text(encoding="utf-8")
+        assert f'shipped_parity(checkout, "{example}", ' in text, (example, test)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("config", [c for c in EXAMPLES if c.stem not in OWN_TEST], ids=lambda p: p.stem)
 def test_parity_on_the_example_as_shipped(config: Path, checkout: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mscodegen", "parity", f"examples/{config.name}", "--steps", "2"],
-        cwd=checkout.parent,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    done = shipped_parity(checkout, config.stem, "--steps", "2")
     assert "identical: 2 steps" in done.stdout, done.stdout[-2000:]
-    assert "final weights equal" in done.stdout, done.stdout[-2000:]  # under msrun too (lenet_dp)

@@ -12,7 +12,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both, step_differences
 
-from conftest import REPO, TINY, merge, run_both
+from conftest import TINY, kept_runs, merge, run_both, shipped_parity
 
 REGRESSION = {
     **TINY,
@@ -135,11 +135,10 @@ def test_monitor_a_field_of_a_dict_metric(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_diabetes_example_parity() -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        model, native = run_both(REPO / "examples" / "diabetes.yaml", Path(tmp), epochs=2)
+def test_diabetes_example_parity(checkout: Path, tmp_path: Path) -> None:
+    """Two epochs as shipped (`mscodegen parity` in a checkout; it compares the final weights)."""
+    shipped_parity(checkout, "diabetes", "--epochs", "2", "--steps", "100000", "--keep", str(tmp_path))
+    model, native = kept_runs(tmp_path)
     assert step_differences(model.steps, native.steps) == []
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
     assert set(model.evals[-1]["metrics"]) == {"mae", "mse", "loss"}

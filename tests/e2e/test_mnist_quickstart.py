@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from sklearn.datasets import load_digits
 from test_weight_init import PROBE
 
 from mscodegen.config.errors import ConfigError
@@ -100,6 +99,7 @@ def _config(tmp_path: Path, *, train: int, test: int) -> Path:
 @pytest.mark.slow
 def test_make_mnist_writes_idx_files_mindspore_reads(tmp_path: Path) -> None:
     import mindspore.dataset as ds
+    from sklearn.datasets import load_digits  # imported here: at the top it costs every collection a second
 
     out = _make_mnist().write_mnist(tmp_path / "mnist", train=40, test=8)
     header = (out / "train-images-idx3-ubyte").read_bytes()[:16]

@@ -102,14 +102,6 @@ def test_parity_set_error_is_reported_like_new(tmp_path, write_config, monkeypat
 
 
 @pytest.mark.slow
-def test_untouched_pair_is_identical(gen, cli) -> None:
-    rc, out, err = cli("parity", gen, "--steps", STEPS)
-    assert rc == 0, out + err
-    assert "as they are on disk" in out and "your edits" not in out
-    assert re.search(rf"^identical: {STEPS} steps", out, re.MULTILINE), out
-
-
-@pytest.mark.slow
 def test_an_lr_edit_in_the_native_script_fails_at_the_first_differing_step(gen, cli) -> None:
     script = gen / NATIVE
     text = script.read_text()
@@ -150,10 +142,12 @@ def test_parity_set_overrides_the_config(tmp_path, write_config, monkeypatch, cl
 
 
 @pytest.mark.slow
-def test_untouched_pair_compares_final_weights(gen, cli) -> None:
-    """Needs `--save-weights PATH` in the generated scripts (both variants)."""
+def test_untouched_pair_is_identical_and_compares_final_weights(gen, cli) -> None:
+    """One parity run of the untouched pair (it was two tests, each running both scripts).
+    Needs `--save-weights PATH` in the generated scripts (both variants)."""
     rc, out, err = cli("parity", gen, "--steps", STEPS, "--keep", "kept")
     assert rc == 0, out + err
+    assert "as they are on disk" in out and "your edits" not in out
     assert re.search(rf"^identical: {STEPS} steps.*, final weights equal$", out, re.MULTILINE), out + err
     for variant in ("model", "native"):
         assert Path("kept", variant, "weights.ckpt").stat().st_size > 0

@@ -15,7 +15,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both, step_differences
 
-from conftest import REPO, function_source, run_both
+from conftest import REPO, function_source, kept_runs, run_both, shipped_parity
 
 EXAMPLE = REPO / "examples" / "digits_augment.yaml"
 
@@ -225,8 +225,10 @@ def test_augmentation_differs_per_epoch_and_repeats_per_seed(tmp_path):
 
 
 @pytest.mark.slow
-def test_random_augmentation_trains_identically(tmp_path):
-    model, native = run_both(EXAMPLE, tmp_path / "run", epochs=2)
+def test_random_augmentation_trains_identically(checkout, tmp_path):
+    """examples/digits_augment.yaml, two epochs as shipped (`mscodegen parity` in a checkout)."""
+    shipped_parity(checkout, "digits_augment", "--epochs", "2", "--steps", "100000", "--keep", str(tmp_path))
+    model, native = kept_runs(tmp_path)
     assert len(model.steps) == 10
     assert step_differences(model.steps, native.steps) == []
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]

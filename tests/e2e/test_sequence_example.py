@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 
 from mscodegen.config.load import load_config
-from mscodegen.run.parity import generate_both, run_script, step_differences
-from mscodegen.run.weights import compare_checkpoints
+from mscodegen.run.parity import step_differences
 
-from conftest import REPO
+from conftest import REPO, kept_runs, shipped_parity
 
 EXAMPLE = REPO / "examples" / "sequence.yaml"
 
@@ -66,16 +65,10 @@ def test_the_factory_yields_padded_sequences_labelled_by_token_7() -> None:
 
 
 @pytest.mark.slow
-def test_sequence_example_losses_and_final_weights_are_identical(tmp_path: Path) -> None:
-    paths = generate_both(EXAMPLE, tmp_path / "scripts")
-    runs = {}
-    for variant, script in paths.items():
-        weights = tmp_path / variant / "weights.ckpt"
-        runs[variant] = run_script(
-            script, tmp_path / variant, variant=variant, extra_args=("--save-weights", str(weights))
-        )
-        assert runs[variant].returncode == 0, runs[variant].log_tail
-    model, native = runs["model"], runs["native"]
+def test_sequence_example_losses_and_final_weights_are_identical(checkout: Path, tmp_path: Path) -> None:
+    """The whole run as shipped (`mscodegen parity` in a checkout; it compares the final weights)."""
+    shipped_parity(checkout, "sequence", "--steps", "100000", "--keep", str(tmp_path))
+    model, native = kept_runs(tmp_path)
     assert step_differences(model.steps, native.steps) == []
     losses = [r["loss"] for r in model.steps]
     assert losses == [r["loss"] for r in native.steps]
@@ -83,6 +76,3 @@ def test_sequence_example_losses_and_final_weights_are_identical(tmp_path: Path)
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
     assert set(model.evals[-1]["metrics"]) == {"accuracy", "loss"}
     assert losses[-1] < losses[0]  # it learned something in 8 steps
-    assert (
-        compare_checkpoints(tmp_path / "model" / "weights.ckpt", tmp_path / "native" / "weights.ckpt") == []
-    )

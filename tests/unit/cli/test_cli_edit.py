@@ -5,8 +5,7 @@ tiny synthetic config, run from the config's directory with relative paths, as a
 Expected texts are never written by hand: they are a fresh generation of the same config
 (mscodegen.output.generate, what the CLI itself calls) with the test's edits applied.
 
-black is memoised (`_memo_black`): it is a pure function of its input and costs ~0.3 s a script,
-and these tests generate the same few scripts dozens of times.
+black is memoised (conftest's `_memo_black`): these tests generate the same few scripts dozens of times.
 """
 
 from __future__ import annotations
@@ -69,22 +68,6 @@ class Project:
     def fresh(self) -> dict[str, str]:
         """What the CLI would generate now for the config (the code under test computes it)."""
         return generate(load_config(self.config), self.out)
-
-
-_BLACK_CACHE: dict[tuple[str, object], str] = {}
-
-
-@pytest.fixture(autouse=True)
-def _memo_black(monkeypatch):
-    real = black.format_str
-
-    def format_str(src_contents: str, *, mode: black.Mode) -> str:
-        key = (src_contents, mode)
-        if key not in _BLACK_CACHE:
-            _BLACK_CACHE[key] = real(src_contents, mode=mode)
-        return _BLACK_CACHE[key]
-
-    monkeypatch.setattr(black, "format_str", format_str)
 
 
 @pytest.fixture

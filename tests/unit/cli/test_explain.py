@@ -19,12 +19,22 @@ def run(capsys, *args: object) -> tuple[int, str, str]:
     return rc, out, err
 
 
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/ copied and examples/lenet_amp_accum.yaml generated into gen/, once for the module."""
+    root = tmp_path_factory.mktemp("explain")
+    shutil.copytree(REPO / "examples", root / "examples")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        assert main(["new", "examples/lenet_amp_accum.yaml", "--out", "gen"]) == 0
+    return root
+
+
 @pytest.fixture
-def amp_accum(tmp_path, monkeypatch) -> Path:
-    """examples/lenet_amp_accum.yaml (and its bases) copied, generated into gen/, cwd = tmp_path."""
-    shutil.copytree(REPO / "examples", tmp_path / "examples")
+def amp_accum(generated, tmp_path, monkeypatch) -> Path:
+    """A copy of `generated` (tests edit the scripts) in tmp_path; cwd = tmp_path; returns gen/."""
+    shutil.copytree(generated, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
-    assert main(["new", "examples/lenet_amp_accum.yaml", "--out", "gen"]) == 0
     return tmp_path / "gen"
 
 

@@ -47,17 +47,20 @@ def ckpts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # MindSpore writes and reads the checkpoints (a child each)
 def test_equal_checkpoints(ckpts: Path) -> None:
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "same.ckpt") == []
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "a.ckpt") == []
 
 
+@pytest.mark.slow  # MindSpore writes and reads the checkpoints (a child each)
 def test_one_differing_value_names_the_parameter_and_max_abs_difference(ckpts: Path) -> None:
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "one_value.ckpt") == [
         "parameter fc.weight: max |model - native| = 0.5 (1 of 6 values differ)"
     ]
 
 
+@pytest.mark.slow  # MindSpore writes and reads the checkpoints (a child each)
 def test_missing_and_extra_parameters(ckpts: Path) -> None:
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "no_bias.ckpt") == [
         "parameter fc.bias: only in model"
@@ -70,6 +73,7 @@ def test_missing_and_extra_parameters(ckpts: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # MindSpore writes and reads the checkpoints (a child each)
 def test_shape_and_dtype_differences(ckpts: Path) -> None:
     assert compare_checkpoints(ckpts / "a.ckpt", ckpts / "shape.ckpt") == [
         "parameter fc.weight: shape [2, 3] (model) != [3, 2] (native)"
@@ -79,6 +83,7 @@ def test_shape_and_dtype_differences(ckpts: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # MindSpore writes and reads the checkpoints (a child each)
 def test_unreadable_checkpoints_raise(ckpts: Path, tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="no checkpoint at"):
         compare_checkpoints(ckpts / "a.ckpt", tmp_path / "nowhere.ckpt")
