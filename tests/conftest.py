@@ -121,12 +121,9 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 PRETRAINED = Path("examples") / "pretrained" / "resnet18_10classes.ckpt"
 
 
-def shipped_parity(checkout: Path, example: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`mscodegen parity examples/EXAMPLE.yaml ARGS` in `checkout`, exactly as a user runs it there.
-
-    test_examples_as_shipped runs each example this way, except those whose own test does (with the
-    whole run's steps and --keep, its assertions on the kept logs): one run feeds both."""
-    if example == "resnet18_finetune" and not (checkout / PRETRAINED).exists():
+def pretrained(checkout: Path) -> Path:
+    """The fine-tuning example's weights in `checkout`, written once by their helper (as `make demo` does)."""
+    if not (checkout / PRETRAINED).exists():
         helper = checkout / "examples" / "make_pretrained.py"
         subprocess.run(
             [sys.executable, str(helper), str(checkout / PRETRAINED)],
@@ -134,6 +131,16 @@ def shipped_parity(checkout: Path, example: str, *args: str) -> subprocess.Compl
             capture_output=True,
             timeout=300,
         )
+    return checkout / PRETRAINED
+
+
+def shipped_parity(checkout: Path, example: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mscodegen parity examples/EXAMPLE.yaml ARGS` in `checkout`, exactly as a user runs it there.
+
+    test_examples_as_shipped runs each example this way, except those whose own test does (with the
+    whole run's steps and --keep, its assertions on the kept logs): one run feeds both."""
+    if example == "resnet18_finetune":
+        pretrained(checkout)
     done = subprocess.run(
         [sys.executable, "-m", "mscodegen", "parity", f"examples/{example}.yaml", *args],
         cwd=checkout,

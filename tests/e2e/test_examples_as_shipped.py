@@ -16,6 +16,7 @@ OWN_TEST = {
     "diabetes": "test_metric_defaults.py",
     "diabetes_csv": "test_csv_runs.py",
     "digits_augment": "test_pipelines.py",
+    "resnet18_finetune": "test_finetune.py",
     "sequence": "test_sequence_example.py",
     "two_input": "test_columns.py",
 }
