@@ -13,6 +13,7 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 # Examples whose own test makes this same call (conftest.shipped_parity) for the whole run, with --keep,
 # and asserts on the kept logs: one run of both variants feeds both tests.
 OWN_TEST = {
+    "dcgan_digits": "test_gan_parity.py",
     "diabetes": "test_metric_defaults.py",
     "diabetes_csv": "test_csv_runs.py",
     "digits_augment": "test_pipelines.py",
