@@ -1,6 +1,6 @@
 """Statistics for `python -m bench`: median, percentile-bootstrap confidence interval, verdict.
 
-Pure numpy, no timing, no MindSpore: tests/test_bench_stats.py checks it on hand-computed values.
+Pure numpy, no timing, no MindSpore: tests/unit/bench/test_bench_stats.py checks it on hand-computed values.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ import fcntl
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -103,6 +105,66 @@ def run_both(
         assert result.steps, f"{variant} variant logged no steps:\n{result.log_tail}"
         results.append(result)
     return results[0], results[1]
+
+
+@pytest.fixture(scope="session")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding a copy of examples/ as a checkout has it (without the fine-tuning weights, which
+    shipped_parity writes with their helper, as `make demo` does, when that example runs)."""
+    root = tmp_path_factory.mktemp("checkout")
+    shutil.copytree(
+        REPO / "examples", root / "examples", ignore=shutil.ignore_patterns("pretrained", "__pycache__")
+    )
+    return root
+
+
+PRETRAINED = Path("examples") / "pretrained" / "resnet18_10classes.ckpt"
+
+
+def pretrained(checkout: Path) -> Path:
+    """The fine-tuning example's weights in `checkout`, written once by their helper (as `make demo` does)."""
+    if not (checkout / PRETRAINED).exists():
+        helper = checkout / "examples" / "make_pretrained.py"
+        subprocess.run(
+            [sys.executable, str(helper), str(checkout / PRETRAINED)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return checkout / PRETRAINED
+
+
+def shipped_parity(checkout: Path, example: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mscodegen parity examples/EXAMPLE.yaml ARGS` in `checkout`, exactly as a user runs it there.
+
+    test_examples_as_shipped runs each example this way, except those whose own test does (with the
+    whole run's steps and --keep, its assertions on the kept logs): one run feeds both."""
+    if example == "resnet18_finetune":
+        pretrained(checkout)
+    done = subprocess.run(
+        [sys.executable, "-m", "mscodegen", "parity", f"examples/{example}.yaml", *args],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "final weights equal" in done.stdout, done.stdout[-2000:]  # under msrun too (lenet_dp)
+    return done
+
+
+def kept_runs(keep: Path) -> tuple[RunResult, RunResult]:
+    """The model and native runs a `parity --keep KEEP` recorded (their steps and evaluations)."""
+    runs = []
+    for variant in ("model", "native"):
+        steps, evals = (
+            [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if path.exists()
+            else []
+            for path in (keep / variant / "loss.jsonl", keep / variant / "eval.jsonl")
+        )
+        runs.append(RunResult(variant, 0, 0.0, steps, evals))
+    return runs[0], runs[1]
 
 
 def assert_identical(model: RunResult, native: RunResult, *, steps: int | None = None) -> None:
@@ -266,6 +328,26 @@ def _result_to_json(result: RunResult) -> dict:
 def _result_from_json(data: dict) -> RunResult:
     data = dict(data, output_dir=Path(data["output_dir"]), ranks={int(k): v for k, v in data["ranks"]})
     return RunResult(**data)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _memo_black() -> Iterator[None]:
+    """black.format_str memoised for the session: a pure function of its input that costs ~0.3 s a script,
+    and the tests generate the same few configs again and again. A test may still patch it over."""
+    import black
+
+    real = black.format_str
+    cache: dict[tuple[str, black.Mode], str] = {}
+
+    def format_str(src_contents: str, *, mode: black.Mode) -> str:
+        key = (src_contents, mode)
+        if key not in cache:
+            cache[key] = real(src_contents, mode=mode)
+        return cache[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(black, "format_str", format_str)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@
 A factory is imported by its own name inside the function that calls it (`from nets import sys` in
 train() or create_dataset()), so a user object named like one of the script's names shadows it there: `sys`
 before the import is then an UnboundLocalError, a `process_gradients` calls itself forever.
-tests/test_names.py checks that every module-level name of generated/*/*.py, and every local name of
+tests/unit/schema/test_names.py checks that every module-level name of generated/*/*.py, and every local name of
 the functions that import a user object, is in this set, so it cannot fall behind the templates.
 """
 
@@ -50,7 +50,7 @@ SCRIPT_CONSTANTS = frozenset(
 # Local names of the functions that import a user object (train(), the dataset functions,
 # build_gradient_processor): the import would make them the user's object there. The same names are
 # the locals of train(), evaluate() and the cells, where a column (data.inputs, data.labels) names a
-# loop variable and an argument. tests/test_names.py checks this set against the generated scripts.
+# loop variable and an argument. tests/unit/schema/test_names.py checks this set against the generated scripts.
 HOST_LOCALS = frozenset(
     {
         "_", "__file__", "accum", "anneal", "args", "average", "batch_size", "batches", "callbacks",

@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/preflight_texts/capture.py
 
-Each case writes the config of tests/test_preflight.py (CONFIG) with an imported dataset factory that
+Each case writes the config of tests/unit/run/test_preflight.py (CONFIG) with an imported dataset factory that
 breaks one assumption, generates both variants, runs each with `--fast-dev-run` and stores its stderr
 (or stdout, for the runs that exit 0) as <case>_<variant>.<stream>.txt. README.txt says what each shows.
 """
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit" / "run")]  # conftest, test_preflight
 
 from test_preflight import (  # noqa: E402
     ACCURACY_CONFIG,

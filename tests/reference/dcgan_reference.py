@@ -1,6 +1,6 @@
 """A DCGAN on the bundled digits, written by hand from MindSpore's DCGAN tutorial (not generated).
 
-The independent check of examples/dcgan_digits.yaml's generated scripts (tests/test_gan.py runs both
+The independent check of examples/dcgan_digits.yaml's generated scripts (tests/e2e/test_gan.py runs both
 for the first steps and compares the losses with ==). From the tutorial: SequentialCell networks of
 transposed / strided 4x4 convolutions with BatchNorm, conv weights Normal(0, 0.02), BatchNorm gamma
 Normal(1, 0.02); Adam(2e-4, beta1 0.5) per network, each renamed with update_parameters_name; closures
