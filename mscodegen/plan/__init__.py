@@ -13,6 +13,7 @@ from pathlib import Path, PurePath
 from typing import ClassVar, Literal
 
 from mscodegen import __version__
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
@@ -142,6 +143,24 @@ class ModelCall:
     # loss_scale.kind fixed (the optimizer divides by the same scale): FixedLossScaleManager(LOSS_SCALE);
     # none at O2, which would default to dynamic scaling (rejected on CPU): None
     loss_scale_manager: Literal["fixed", "none"] | None = None
+
+    @property
+    def options(self) -> tuple[tuple[str, object], ...]:
+        """Model's keyword arguments after the networks and metrics, as values the py filter prints."""
+        manager = {"fixed": Call.of("FixedLossScaleManager", Name("LOSS_SCALE"), drop_overflow_update=False)}
+        return (
+            *((("amp_level", self.amp_level),) if self.amp_level else ()),
+            *(
+                (("keep_batchnorm_fp32", self.keep_batchnorm_fp32),)
+                if self.keep_batchnorm_fp32 is not None
+                else ()
+            ),
+            *(
+                (("loss_scale_manager", manager.get(self.loss_scale_manager)),)
+                if self.loss_scale_manager
+                else ()
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)

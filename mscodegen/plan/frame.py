@@ -31,6 +31,16 @@ class Frame:
     time_monitor: bool  # callbacks.time_monitor
 
     @property
+    def checkpoint_params(self) -> tuple[str, ...]:
+        """checkpoint_callback's parameters: the folder, the step it resumes at, the steps of an epoch."""
+        every_epochs = self.checkpoint is not None and self.checkpoint.unit == "epochs"
+        return (
+            "output_dir",
+            *(("start_step",) if self.resumable else ()),
+            *(("steps_per_epoch",) if every_epochs else ()),
+        )
+
+    @property
     def output_dir_help(self) -> str:
         """What --output-dir holds (the scripts have the option when it holds something)."""
         return "checkpoints" if self.checkpoint else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
@@ -57,6 +58,19 @@ class Step:
     scale_in_checkpoint: bool  # dynamic scaling with checkpoints: the scaler's state is the cell's
     custom_reasons: tuple[str, ...]  # why Model cannot express this step (empty: it can)
     extras: tuple[str, ...]  # what the cell adds, for its docstring
+
+    @property
+    def extra_params(self) -> tuple[str, ...]:
+        """TrainStep's parameters after (net_with_loss, optimizer): grad.process's function, the EMA."""
+        return (*(("process_gradients",) if self.process else ()), *(("ema",) if self.ema else ()))
+
+    @property
+    def extra_args(self) -> tuple[Call | Name, ...]:
+        """What train() passes for extra_params: the built gradient processor, the EMA."""
+        return tuple(
+            Call.of("build_gradient_processor") if p == "process_gradients" else Name(p)
+            for p in self.extra_params
+        )
 
     @property
     def docstring(self) -> str:
