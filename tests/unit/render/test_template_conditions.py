@@ -23,7 +23,9 @@ def test_the_counter_sees_if_and_elif_with_or_without_whitespace_control():
 
 
 def test_the_templates_hold_at_most_150_conditions():
-    counts = {p.name: conditions(p.read_text(encoding="utf-8")) for p in sorted((REPO / "templates").glob("*.j2"))}
+    counts = {
+        p.name: conditions(p.read_text(encoding="utf-8")) for p in sorted((REPO / "templates").glob("*.j2"))
+    }
     assert sum(counts.values()) <= CEILING, counts
 
 
