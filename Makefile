@@ -26,11 +26,11 @@ demo: $(STAMP) $(PRETRAINED)
 
 ## test: lint (ruff, mypy strict), docs (strict build), then the whole suite (unit, golden, parity, end to end) on $(JOBS) workers
 test: $(STAMP) $(PRETRAINED) lint docs
-	$(BIN)/pytest -n $(JOBS) --durations=15
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15
 
 ## test-fast: lint, then every test that runs no MindSpore (about a minute on 2 cores)
 test-fast: $(STAMP) lint
-	$(BIN)/pytest -n $(JOBS) -m "not slow"
+	$(BIN)/pytest -n $(JOBS) --dist worksteal -m "not slow"
 
 ## lint: ruff (check, format --check) and mypy strict; changes nothing
 lint: $(STAMP)

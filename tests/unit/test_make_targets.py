@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO
 
-# `$(BIN)/pytest ARGS` in a target's recipe; -n $(JOBS) (xdist) does not change what is selected
+# `$(BIN)/pytest ARGS` in a target's recipe; -n $(JOBS) and --dist (xdist) do not change what is selected
 PYTEST_LINES = re.findall(r"^\t\$\(BIN\)/pytest (.*)$", (REPO / "Makefile").read_text(), re.MULTILINE)
 
 
@@ -28,7 +28,7 @@ def test_the_makefile_runs_pytest():
 def test_each_pytest_target_selects_tests(line: str, request: pytest.FixtureRequest):
     """Judged on this session's tests (all of them under `make test`): the target's -m expression must
     select some, and it names no paths (testpaths in pyproject.toml decides)."""
-    args = shlex.split(line.replace("-n $(JOBS)", ""))
+    args = shlex.split(re.sub(r"-n \$\(JOBS\)|--dist \w+", "", line))
     expression = args[args.index("-m") + 1] if "-m" in args else "True"
     assert [a for a in args if not a.startswith("-") and a != expression] == [], line
     selected = [
