@@ -30,7 +30,7 @@ test: $(STAMP) $(PRETRAINED) lint docs
 
 ## test-fast: lint, then every test that runs no MindSpore (about a minute on 2 cores)
 test-fast: $(STAMP) lint
-	$(BIN)/pytest -n $(JOBS) --dist worksteal -m "not slow"
+	$(BIN)/pytest -n $(JOBS) -m "not slow"
 
 ## lint: ruff (check, format --check) and mypy strict; changes nothing
 lint: $(STAMP)
