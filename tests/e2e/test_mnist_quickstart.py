@@ -23,39 +23,19 @@ from conftest import REPO, TINY, assert_identical, merge, run_both
 
 EXAMPLE = REPO / "examples" / "mnist_quickstart.yaml"
 
-# The 1.x quick start's create_dataset as the tutorial writes it (2.x import paths), on a directory that
-# holds only the train files (the tutorial's MNIST_Data/train); every batch must equal the generated
-# build_train_dataset's, after the same ms.set_seed.
-DATA_PROBE = """
-import importlib.util, json, sys
+# The 1.x quick start's create_dataset as the tutorial writes it (bench/reference_quickstart.py, the one
+# hand-written reference), on a directory that holds only the train files (the tutorial's
+# MNIST_Data/train); every batch must equal the generated build_train_dataset's, after the same ms.set_seed.
+DATA_PROBE = (
+    f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+"""
+    + """
+import importlib.util, json
 import mindspore as ms
-import mindspore.dataset as ds
-import mindspore.dataset.transforms as C
-import mindspore.dataset.vision as CV
 import numpy as np
-from mindspore.dataset.vision import Inter
-
-def create_dataset(data_path, batch_size=32, repeat_size=1, num_parallel_workers=1):
-    mnist_ds = ds.MnistDataset(data_path)
-    resize_height, resize_width = 32, 32
-    rescale = 1.0 / 255.0
-    shift = 0.0
-    rescale_nml = 1 / 0.3081
-    shift_nml = -1 * 0.1307 / 0.3081
-    resize_op = CV.Resize((resize_height, resize_width), interpolation=Inter.LINEAR)
-    rescale_nml_op = CV.Rescale(rescale_nml, shift_nml)
-    rescale_op = CV.Rescale(rescale, shift)
-    hwc2chw_op = CV.HWC2CHW()
-    type_cast_op = C.TypeCast(ms.int32)
-    mnist_ds = mnist_ds.map(operations=type_cast_op, input_columns="label", num_parallel_workers=num_parallel_workers)
-    mnist_ds = mnist_ds.map(operations=resize_op, input_columns="image", num_parallel_workers=num_parallel_workers)
-    mnist_ds = mnist_ds.map(operations=rescale_op, input_columns="image", num_parallel_workers=num_parallel_workers)
-    mnist_ds = mnist_ds.map(operations=rescale_nml_op, input_columns="image", num_parallel_workers=num_parallel_workers)
-    mnist_ds = mnist_ds.map(operations=hwc2chw_op, input_columns="image", num_parallel_workers=num_parallel_workers)
-    mnist_ds = mnist_ds.shuffle(buffer_size=10000)
-    mnist_ds = mnist_ds.batch(batch_size, drop_remainder=True)
-    mnist_ds = mnist_ds.repeat(repeat_size)
-    return mnist_ds
+from bench.reference_quickstart import create_dataset
 
 def batches(dataset):
     return [(i.asnumpy(), l.asnumpy()) for i, l in dataset.create_tuple_iterator(num_epochs=1)]
@@ -66,7 +46,7 @@ spec.loader.exec_module(mod)
 ms.set_seed(mod.SEED)  # what train() does before it makes the datasets
 ours = batches(mod.create_dataset(mod.DATA_DIR, "train"))
 ms.set_seed(mod.SEED)
-theirs = batches(create_dataset(sys.argv[2]))
+theirs = batches(create_dataset(sys.argv[2], "train"))
 print(json.dumps({
     "batches": [len(ours), len(theirs)],
     "dtypes": [str(ours[0][0].dtype), str(ours[0][1].dtype), str(theirs[0][1].dtype)],
@@ -75,6 +55,7 @@ print(json.dumps({
     "shuffled": bool(not np.array_equal(ours[0][1], np.sort(ours[0][1]))),
 }))
 """
+)
 
 
 def _make_mnist():

@@ -15,7 +15,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both, step_differences
 
-from conftest import TINY, UNTIL_OPTIMIZER, merge, run_both
+from conftest import REPO, TINY, UNTIL_OPTIMIZER, merge, run_both
 
 LENET = merge(
     TINY,
@@ -34,36 +34,16 @@ LENET = merge(
     },
 )
 
-# The LeNet5 of MindSpore's 1.x quick start, written out as the tutorial does; built after the same
-# ms.set_seed as the generated script's build_network, every weight must be equal.
+# The LeNet5 of MindSpore's 1.x quick start, written out as the tutorial does (bench/reference_quickstart.py,
+# the one hand-written reference); built after the same ms.set_seed as the generated script's
+# build_network, every weight must be equal.
 PROBE = (
-    """
-import importlib.util, json, sys
-import mindspore as ms
-import numpy as np
-from mindspore import nn
-from mindspore.common.initializer import Normal
-
-class QuickStartLeNet5(nn.Cell):
-    def __init__(self, num_class=10, num_channel=1):
-        super().__init__()
-        self.conv1 = nn.Conv2d(num_channel, 6, 5, pad_mode='valid')
-        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode='valid')
-        self.fc1 = nn.Dense(16 * 5 * 5, 120, weight_init=Normal(0.02))
-        self.fc2 = nn.Dense(120, 84, weight_init=Normal(0.02))
-        self.fc3 = nn.Dense(84, num_class, weight_init=Normal(0.02))
-        self.relu = nn.ReLU()
-        self.max_pool2d = nn.MaxPool2d(kernel_size=2, stride=2)
-        self.flatten = nn.Flatten()
-
-    def construct(self, x):
-        x = self.max_pool2d(self.relu(self.conv1(x)))
-        x = self.max_pool2d(self.relu(self.conv2(x)))
-        x = self.flatten(x)
-        x = self.relu(self.fc1(x))
-        x = self.relu(self.fc2(x))
-        return self.fc3(x)
-
+    f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+"""
+    + """
+from bench.reference_quickstart import LeNet5 as QuickStartLeNet5
 """
     + UNTIL_OPTIMIZER
     + """
