@@ -9,6 +9,7 @@ from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output.write import LockMeta
 from mscodegen.plan import SCRIPT_NAMES, VARIANTS, AnyPlan, AnyShared, Variant, build_plans
+from mscodegen.plan.predict import PREDICT_NAME, build_predict
 from mscodegen.render import render
 from mscodegen.render.fmt import black_version, format_all
 from mscodegen.render.launch import LAUNCH_NAME, render_launch
@@ -38,6 +39,9 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
     shared, plans = plans_of(loaded, out_dir, variants)
     sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
     files = format_all(sources)
+    predict = build_predict(loaded.config, shared, SCRIPT_NAMES[variants[0]])
+    if predict is not None:
+        files.update(format_all({PREDICT_NAME: render(predict)}))
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:
         files[LAUNCH_NAME] = launch

@@ -394,6 +394,14 @@ class Data(Section):
         ),
     )
 
+    class_names: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=2)] | None = Field(
+        None,
+        description=(
+            "The classes' names in label order, e.g. [cat, dog]: predict.py prints them with its top classes "
+            "(an image_folder source names them by its folders already). Costs one line of predict.py."
+        ),
+    )
+
     @property
     def columns(self) -> tuple[str, ...]:
         """Every column a batch carries: the inputs, then the labels."""

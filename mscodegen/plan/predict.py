@@ -1,0 +1,182 @@
+"""Plan of predict.py: what the script that predicts with, evaluates or exports a trained network prints.
+
+predict.py imports the network's class and the dataset function from the training script (never a
+copy): an edit there reaches predict.py by construction. New inputs enter where the reference source
+yields samples (data.eval's, else data.train's) and go through that pipeline's own map operations.
+Nothing here imports MindSpore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mscodegen.catalog.literals import Call, Name
+from mscodegen.plan.imports import Import
+from mscodegen.plan.loop import Header
+from mscodegen.plan.setup import ImportedName, Metric
+from mscodegen.schema import Config
+from mscodegen.schema.data import CsvData
+from mscodegen.schema.gan import GanConfig
+
+PREDICT_NAME = "predict.py"
+
+# How an input file becomes a sample of the reference source, before its maps:
+# gray / rgb: an image read with PIL in that mode, HWC uint8 (MnistDataset, Cifar10Dataset);
+# gray_unit: the same in [0, 1] as float32 (the digits loader's /16 scaling, for 8-bit files: /255);
+# decode: the file's bytes through vision.Decode, as ImageFolderDataset(decode=True) does;
+# csv: rows of a CSV file with the source's header names, each cell as text (CSVDataset's form);
+# array: .npy files only, each one sample (or a batch of them) as the source yields it.
+Reader = Literal["gray", "rgb", "gray_unit", "decode", "csv", "array"]
+_READERS: dict[str, Reader] = {
+    "digits": "gray_unit",
+    "mnist": "gray",
+    "cifar10": "rgb",
+    "image_folder": "decode",
+    "csv": "csv",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PredictPlan:
+    """One predict.py: a single network's (GAN: the generator's) inference, evaluation and export."""
+
+    header: Header
+    imports: tuple[Import, ...]
+    train_module: str  # train_model: where the network and the dataset come from
+    from_train: tuple[str, ...]  # the names imported from it
+    network: Call  # how train() builds the network
+    network_factory: ImportedName | None  # network.factory: imported in build_network, as train() does
+    amp_level: str | None  # amp.auto_mixed_precision's level, as the training evaluated; None: float32
+    fp32_cells: tuple[str, ...]
+    reference: Literal["eval", "train"]  # whose pipeline new inputs go through (train: no data.eval)
+    dataset: Call  # how train() makes the reference dataset
+    data_dir: bool  # the dataset reads DATA_DIR: --data-dir
+    reader: Reader
+    csv_columns: tuple[str, ...]  # reader csv: the header names the network inputs are made from
+    inputs: tuple[str, ...]  # data.inputs: the columns the network takes
+    loss: Call | None  # --evaluate (None: no data.eval)
+    eval_factories: tuple[ImportedName, ...]  # loss.path, eval.metrics[i].class: imported where used
+    metrics: tuple[Metric, ...]
+    eval_cell: Call | None  # Model's eval_network when nn.WithEvalCell(network, loss_fn) does not fit
+    latest: bool  # training checkpoints carry CONFIG_SHA256: --checkpoint latest
+    classes: int | None  # the network's output is class logits: top-k of them (None: values)
+    class_names: tuple[str, ...] | None  # data.class_names
+    folder_classes: bool  # ImageFolderDataset's class order names the classes
+    gan: bool = False
+    template: str = "predict.py.j2"
+
+    @property
+    def top_k(self) -> int:
+        return min(3, self.classes or 1)
+
+    @property
+    def images(self) -> bool:
+        """Image files (and folders of them) are inputs."""
+        return self.reader not in ("csv", "array")
+
+
+def build_predict(cfg: Config | GanConfig, shared: object, train_script: str) -> PredictPlan | None:
+    """predict.py for the config whose training script is `train_script` (train_model.py)."""
+    if isinstance(cfg, GanConfig):
+        from mscodegen.plan.predict_gan import build_gan_predict  # it builds on this module's records
+
+        return build_gan_predict(cfg, shared, train_script)
+    return _one_network(cfg, shared, train_script)
+
+
+def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
+    from mscodegen.plan import Shared  # the plan package imports this module
+
+    assert isinstance(shared, Shared)
+    module = train_script.removesuffix(".py")
+    reference = "eval" if shared.eval_data is not None else "train"
+    use = shared.datasets[1 if reference == "eval" else 0]
+    spec = cfg.data.eval if reference == "eval" else cfg.data.train
+    assert spec is not None
+    reader = _READERS.get(spec.kind, "array")
+    net, amp = shared.network, shared.amp
+    classes = _class_count(cfg)
+    eval_cell = None
+    if shared.eval_data is not None and shared.columns.own_cells:
+        eval_cell = Call.of("WithEvalColumns", Name("network"), Name("loss_fn"))
+    elif shared.eval_data is not None and amp.cast_loss_fp32:
+        eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
+    from_train = {*net.classes, use.call.func}
+    if eval_cell is not None and eval_cell.func == "WithEvalColumns":
+        from_train.add("WithEvalColumns")
+    if shared.resumable:
+        from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
+    if shared.data_dir is not None:
+        from_train.add("DATA_DIR")
+    needs = {
+        "csv": True,  # --output
+        "vision": reader == "decode",
+        "image": reader in ("gray", "rgb", "gray_unit"),
+        "amp": amp.enabled,
+        "create_model": net.kind == "mindcv",
+        "model": shared.eval_data is not None,
+    }
+    return PredictPlan(
+        header=shared.header,
+        imports=_imports(needs) + tuple(Import(module, name) for name in sorted(from_train)),
+        train_module=module,
+        from_train=tuple(sorted(from_train)),
+        network=net.call,
+        network_factory=net.factory,
+        amp_level=amp.native_level if amp.enabled else None,
+        fp32_cells=amp.fp32_cells if amp.enabled else (),
+        reference=reference,
+        dataset=use.call,
+        data_dir=shared.data_dir is not None,
+        reader=reader,
+        csv_columns=_csv_columns(spec, cfg.data.inputs) if isinstance(spec, CsvData) else (),
+        inputs=tuple(cfg.data.inputs),
+        loss=shared.loss.call if shared.eval_data is not None else None,
+        eval_factories=tuple(
+            f for f in (shared.loss.factory, *(m.factory for m in shared.metrics)) if f is not None
+        )
+        if shared.eval_data is not None
+        else (),
+        metrics=shared.metrics,
+        eval_cell=eval_cell,
+        latest=shared.resumable,
+        classes=classes,
+        class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
+        folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,
+    )
+
+
+def _class_count(cfg: Config) -> int | None:
+    """The classes the network's logits score, when the loss reads them as classes (softmax)."""
+    if cfg.loss.name not in ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss", "NLLLoss", "FocalLoss"):
+        return None
+    classes = getattr(cfg.network, "num_classes", None)
+    return classes if isinstance(classes, int) and classes > 1 else None
+
+
+def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:
+    return tuple(
+        c for name in inputs for c in (lambda v: [v] if isinstance(v, str) else v)(spec.columns[name])
+    )
+
+
+def _imports(needs: dict[str, bool]) -> tuple[Import, ...]:
+    table = {
+        "csv": (Import("csv"),),
+        "vision": (Import("mindspore.dataset", "vision"),),
+        "image": (Import("PIL", "Image"),),
+        "amp": (Import("mindspore", "amp"),),
+        "create_model": (Import("mindcv.models", "create_model"),),
+        "model": (Import("mindspore", "Model"),),
+    }
+    base = (
+        Import("argparse"),
+        Import("sys"),
+        Import("pathlib", "Path"),
+        Import("mindspore", alias="ms"),
+        Import("numpy", alias="np"),
+        Import("mindspore", "nn"),
+        Import("mindspore", "dataset", "ds"),
+    )
+    return tuple(sorted({*base, *(i for need, on in needs.items() if on for i in table[need])}))
