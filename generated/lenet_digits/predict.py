@@ -20,6 +20,7 @@ import numpy as np
 from mindspore import Model, nn
 from mindspore import dataset as ds
 from PIL import Image
+
 from train_model import CHECKPOINT_DIR, CONFIG_SHA256, INFO, OUTPUT_DIR, LeNet5, create_dataset
 
 INPUTS = ["image"]  # data.inputs: what the network takes

@@ -19,6 +19,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Model, nn
 from mindspore import dataset as ds
+
 from train_model import create_eval_dataset
 
 INPUTS = ["tokens"]  # data.inputs: what the network takes

@@ -44,7 +44,7 @@ class PredictPlan:
     header: Header
     imports: tuple[Import, ...]
     train_module: str  # train_model: where the network and the dataset come from
-    from_train: tuple[str, ...]  # the names imported from it
+    from_train: tuple[Import, ...]  # what predict.py imports from it
     network: Call  # how train() builds the network
     network_factory: ImportedName | None  # network.factory: imported in build_network, as train() does
     amp_level: str | None  # amp.auto_mixed_precision's level, as the training evaluated; None: float32
@@ -90,7 +90,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
 
     assert isinstance(shared, Shared)
     module = train_script.removesuffix(".py")
-    reference = "eval" if shared.eval_data is not None else "train"
+    reference: Literal["eval", "train"] = "eval" if shared.eval_data is not None else "train"
     use = shared.datasets[1 if reference == "eval" else 0]
     spec = cfg.data.eval if reference == "eval" else cfg.data.train
     assert spec is not None
@@ -119,9 +119,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     }
     return PredictPlan(
         header=shared.header,
-        imports=_imports(needs) + tuple(Import(module, name) for name in sorted(from_train)),
+        imports=_imports(needs),
         train_module=module,
-        from_train=tuple(sorted(from_train)),
+        from_train=tuple(Import(module, name) for name in sorted(from_train)),
         network=net.call,
         network_factory=net.factory,
         amp_level=amp.native_level if amp.enabled else None,

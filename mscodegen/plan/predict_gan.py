@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from mscodegen.plan.predict import PredictPlan
 from mscodegen.schema.gan import GanConfig
 
 
-def build_gan_predict(_cfg: GanConfig, _shared: object, _train_script: str) -> None:
+def build_gan_predict(_cfg: GanConfig, _shared: object, _train_script: str) -> PredictPlan | None:
     """No predict.py for a GAN yet."""
     return None

@@ -18,6 +18,7 @@ SCRIPT_IMPORTS = frozenset(
         "ModelCheckpoint", "Path", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
+        "csv", "Image",  # predict.py
     }
 )  # fmt: skip
 
@@ -30,6 +31,7 @@ SCRIPT_DEFINITIONS = frozenset(
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
         "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
+        "build_network", "export", "load_weights", "main", "predict", "read_inputs", "through_pipeline",
     }
 )  # fmt: skip
 
@@ -44,6 +46,7 @@ SCRIPT_CONSTANTS = frozenset(
         "LOSS_SCALE_FACTOR", "LOSS_SCALE_WINDOW", "LR", "MAX_DEVICE_MEMORY", "MAX_NORM", "MILESTONES",
         "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "PCT_START", "POWER", "PRETRAINED", "PRETRAINED_SKIP",
         "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
+        "CLASS_NAMES", "CSV_COLUMNS", "INPUTS", "TOP_K",
     }
 )  # fmt: skip
 
@@ -68,6 +71,7 @@ HOST_LOCALS = frozenset(
         "steps", "steps_per_epoch", "taken", "test_fraction", "total_steps", "train_dataset",
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
         "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
+        "class_names", "indexing", "reference", "samples",
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

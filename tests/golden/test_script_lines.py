@@ -130,3 +130,20 @@ if __name__ == "__main__":
 def test_training_is_most_of_every_script(script: Path) -> None:
     training, code = training_share(script.read_text(encoding="utf-8"))
     assert training >= TRAINING_SHARE * code, f"{training} of {code} code lines train ({training / code:.0%})"
+
+
+# issue 31: predict.py, beside the training scripts of every example
+PREDICT_BUDGETS = {"mnist_quickstart": 150}
+PREDICT_DEFAULT = 200
+
+
+def test_predict_py_within_budgets(capsys: pytest.CaptureFixture[str]) -> None:
+    counts = {config.stem: _lines(config.stem, "predict.py") for config in EXAMPLES}
+    with capsys.disabled():
+        print("\npredict.py lines: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
+    over = [
+        f"{name}: {n} lines, budget {PREDICT_BUDGETS.get(name, PREDICT_DEFAULT)}"
+        for name, n in counts.items()
+        if n > PREDICT_BUDGETS.get(name, PREDICT_DEFAULT)
+    ]
+    assert over == [], "over budget:\n" + "\n".join(over)

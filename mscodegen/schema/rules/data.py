@@ -377,3 +377,23 @@ def chw_rules(cfg: Config | GanConfig, networks: str) -> Iterator[Violation]:
     transforms = fixed_transforms(cfg.data.train)
     if transforms is not None and not transforms.hwc_to_chw:
         yield ("data", "train", "transforms", "hwc_to_chw"), f"{networks} expect CHW images; keep it true"
+
+
+@rule("data")
+def _class_names_rules(cfg: Config | GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
+    """data.class_names: one name per class of the network, each once; a GAN has no classes to name."""
+    names = cfg.data.class_names
+    if names is None:
+        return
+    if isinstance(cfg, GanConfig):
+        yield ("data", "class_names"), "a GAN's predict.py samples images: it has no classes to name"
+        return
+    classes = getattr(cfg.network, "num_classes", None)
+    if isinstance(classes, int) and len(names) != classes:
+        yield (
+            ("data", "class_names"),
+            f"{len(names)} names for network.num_classes {classes}: give one per class",
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        yield ("data", "class_names"), f"{', '.join(repeated)} named twice: each class needs its own name"

@@ -31,12 +31,15 @@ from mscodegen.output import generate as generate_module
 from mscodegen.output.generate import generate
 from mscodegen.output.write import LOCK_NAME
 from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.plan.predict import PREDICT_NAME
 from mscodegen.run.parity import run_script, step_differences
 
 from conftest import TINY
 
 MODEL, NATIVE = SCRIPT_NAMES["model"], SCRIPT_NAMES["native"]
 SCRIPTS = (MODEL, NATIVE)
+PREDICT = PREDICT_NAME  # written beside them; the config CHANGE leaves it as it is
+FILES = (*SCRIPTS, PREDICT)
 # The config change every test makes: more epochs and another optimizer.
 CHANGE = {"train": {"epochs": TINY["train"]["epochs"] + 1}, "optimizer": {"name": "adam"}}
 MY_LR = "0.01"  # the learning rate the user tunes by hand (TINY's is 0.05)
@@ -89,7 +92,7 @@ def project(tmp_path, write_config, monkeypatch, cli) -> Project:
     proj = Project(tmp_path, Path(write_config().name), Path("gen"), write_config)
     rc, out, err = cli("new", proj.config, "--out", proj.out)
     assert rc == 0, err
-    assert out.count("created") == 2, out
+    assert out.count("created") == 3, out
     return proj
 
 
@@ -146,7 +149,7 @@ EDITS = {MODEL: set_lr, NATIVE: lambda t: add_print(set_lr(t))}
 
 
 def apply_edits(texts: dict[str, str]) -> dict[str, str]:
-    return {name: EDITS[name](text) for name, text in texts.items()}
+    return {name: EDITS.get(name, str)(text) for name, text in texts.items()}
 
 
 def edit_files(proj: Project) -> dict[str, str]:
@@ -207,7 +210,7 @@ def test_update_keeps_the_edits_and_applies_the_config_change(project, cli):
     before = snapshot(project.out)
     rc, out, err = cli("update", project.config, "--out", project.out)
     assert rc == 0, err
-    assert out.count("unchanged") == 2, out
+    assert out.count("unchanged") == 3, out
     assert snapshot(project.out) == before
 
 
@@ -345,7 +348,13 @@ def test_new_native_next_to_an_edited_model_leaves_it_alone(tmp_path, write_conf
     assert rc == 0, err
     assert snapshot(out)[MODEL] == model_before  # bytes and mtime
     assert (out / NATIVE).read_text() == generate(load_config(config), out)[NATIVE]
-    assert pristine_copies(out) == {MODEL: pristine_model, NATIVE: (out / NATIVE).read_text()}
+    # predict.py now imports from the script generated last (train_model.py when both are generated)
+    assert "\nfrom train_native import " in (out / PREDICT).read_text()
+    assert pristine_copies(out) == {
+        MODEL: pristine_model,
+        NATIVE: (out / NATIVE).read_text(),
+        PREDICT: (out / PREDICT).read_text(),
+    }
     rc, stdout, _ = cli("diff", out)
     assert f"+++ b/{MODEL}" in stdout and f"+LR = {MY_LR}  # tuned by hand" in stdout
     assert NATIVE not in stdout
@@ -507,7 +516,7 @@ def test_write_interrupted_leaves_whole_files_and_a_rerun_finishes(project, cli,
     if command == "update":
         edit_files(project)
     project.change_config()
-    old = {n: project.text(n) for n in (*SCRIPTS, LOCK_NAME)}
+    old = {n: project.text(n) for n in (*FILES, LOCK_NAME)}
     fresh = project.fresh()
     final = apply_edits(fresh) if command == "update" else fresh
     func, n = fail_at.split()
@@ -517,15 +526,17 @@ def test_write_interrupted_leaves_whole_files_and_a_rerun_finishes(project, cli,
 
     assert temp_files(project.root) == []
     names = sorted(p.name for p in project.out.iterdir())
-    assert names == sorted((*SCRIPTS, LOCK_NAME, ".mscodegen")), names  # no .orig/.bak: there is no conflict
-    for name in SCRIPTS:
+    assert names == sorted((*SCRIPTS, PREDICT, LOCK_NAME, ".mscodegen")), (
+        names
+    )  # no .orig/.bak: there is no conflict
+    for name in FILES:
         assert project.text(name) in (old[name], final[name]), f"{name} is neither old nor new"
     # The lock is written last: an interrupted run leaves the previous lock untouched.
     assert project.text(LOCK_NAME) == old[LOCK_NAME]
 
     rc, out, err = cli(command, project.config, "--out", project.out)
     assert rc == 0, err
-    assert {n: project.text(n) for n in SCRIPTS} == final
+    assert {n: project.text(n) for n in FILES} == final
     assert pristine_copies(project.out) == fresh
     assert temp_files(project.root) == []
 
@@ -549,7 +560,7 @@ KILL_SCRIPT = textwrap.dedent(
 def test_sigkill_mid_write_keeps_old_files_whole(project, cli):
     """A real SIGKILL after the new text is in the temp file, before it replaces the script."""
     project.change_config()
-    old = {n: project.text(n) for n in (*SCRIPTS, LOCK_NAME)}
+    old = {n: project.text(n) for n in (*FILES, LOCK_NAME)}
     script = project.root / "killme.py"
     script.write_text(KILL_SCRIPT.format(name=MODEL))
     proc = subprocess.Popen(
@@ -571,11 +582,27 @@ def test_sigkill_mid_write_keeps_old_files_whole(project, cli):
         proc.stdout.close()
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
-    assert {n: project.text(n) for n in (*SCRIPTS, LOCK_NAME)} == old
+    assert {n: project.text(n) for n in (*FILES, LOCK_NAME)} == old
     # What a kill cannot clean up: the one hidden temp file it was about to rename.
     leftover = Path(line.split(maxsplit=1)[1].strip())
     assert temp_files(project.root) == [leftover.name]
     assert leftover.name.startswith(f".{MODEL}.")
     rc, _, err = cli("new", project.config, "--out", project.out)
     assert rc == 0, err
-    assert {n: project.text(n) for n in SCRIPTS} == project.fresh()
+    assert {n: project.text(n) for n in FILES} == project.fresh()
+
+
+def test_update_keeps_an_edit_to_predict_py_and_brings_the_config_change_into_it(project, cli):
+    """predict.py is the user's too: an edited TOP_K survives an update that changes its metrics line."""
+    path = project.path(PREDICT)
+    mine = "TOP_K = 2  # two are enough"
+    path.write_text(sub_line(project.text(PREDICT), r"TOP_K = .*", mine), encoding="utf-8")
+    project.change_config({"eval": {"metrics": [{"name": "accuracy"}]}})
+    rc, out, err = cli("update", project.config, "--out", project.out)
+    assert rc == 0, err
+    assert re.search(rf"^\s*merged\s+{re.escape(str(path))}$", out, re.MULTILINE), out
+    merged = project.text(PREDICT)
+    assert merged == sub_line(project.fresh()[PREDICT], r"TOP_K = .*", mine)
+    assert 'metrics = {"accuracy": nn.Accuracy()}' in merged
+    rc, _, err = cli("new", project.config, "--out", project.out, "--check")
+    assert rc == 1 and PREDICT in err

@@ -16,9 +16,10 @@ import pytest
 from mscodegen.catalog.literals import Call, Name, literal
 from mscodegen.config.load import LoadedConfig, load_config
 from mscodegen.output.generate import generate
-from mscodegen.plan import build_plan
+from mscodegen.plan import SCRIPT_NAMES, build_plan
 from mscodegen.plan.data import DatasetFn, Source
 from mscodegen.plan.imports import Import
+from mscodegen.plan.predict import PREDICT_NAME
 from mscodegen.render.fmt import LINE_LENGTH
 from mscodegen.render.imports import import_groups
 
@@ -444,7 +445,7 @@ def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str
 
 def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:
     files = generate(full_config(tmp_path, "piecewise"), tmp_path / "out")
-    for script in files.values():
+    for script in (files[name] for name in SCRIPT_NAMES.values()):  # predict.py imports what it needs
         lines = script.splitlines()
         assigned = {
             node.targets[0].id: node
@@ -763,7 +764,9 @@ def test_installed_factory_is_imported_without_sys_path(tmp_path: Path) -> None:
     factory = plan_of(loaded).shared.network.factory
     assert factory is not None
     assert (factory.module, factory.attr, factory.sys_path) == ("mindcv.models.resnet", "resnet18", None)
-    for name, script in generate(loaded, tmp_path / "out").items():
+    files = generate(loaded, tmp_path / "out")
+    assert "    from mindcv.models.resnet import resnet18\n" in files[PREDICT_NAME]  # in build_network()
+    for name, script in ((n, files[n]) for n in SCRIPT_NAMES.values()):
         (build,) = [
             node
             for node in ast.parse(script).body

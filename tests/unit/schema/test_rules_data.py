@@ -450,3 +450,24 @@ data:
 optimizer: {{name: momentum}}
 """
     accepted(tmp_path, text)
+
+
+# --- data.class_names (predict.py prints them) ------------------------------------------------------
+
+
+def test_class_names_one_per_class_each_once(tmp_path: Path) -> None:
+    base = """\
+network: {kind: builtin, name: mlp, num_classes: 3}
+data:
+  class_names: NAMES
+  train: {kind: synthetic, image_shape: [1, 8, 8], num_classes: 3}
+optimizer: {name: momentum}
+"""
+    accepted(tmp_path, base.replace("NAMES", "[cat, dog, bird]"))
+    assert problems(tmp_path, base.replace("NAMES", "[cat, dog]")) == [("data.class_names", 3, 16)]
+    assert messages(tmp_path, base.replace("NAMES", "[cat, dog]")) == [
+        "2 names for network.num_classes 3: give one per class"
+    ]
+    assert messages(tmp_path, base.replace("NAMES", "[cat, dog, cat]")) == [
+        "cat named twice: each class needs its own name"
+    ]

@@ -19,6 +19,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Model, nn
 from mindspore import dataset as ds
+
 from train_model import DATA_DIR, MLP, create_eval_dataset
 
 INPUTS = ["features"]  # data.inputs: what the network takes

@@ -20,6 +20,7 @@ import numpy as np
 from mindspore import Model, nn
 from mindspore import dataset as ds
 from PIL import Image
+
 from train_model import LeNet5, create_dataset
 
 INPUTS = ["image"]  # data.inputs: what the network takes
