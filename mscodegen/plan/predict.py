@@ -60,6 +60,7 @@ class PredictPlan:
     metrics: tuple[Metric, ...]
     eval_cell: Call | None  # Model's eval_network when nn.WithEvalCell(network, loss_fn) does not fit
     latest: bool  # training checkpoints carry CONFIG_SHA256: --checkpoint latest
+    ema: bool  # training evaluated the EMA averages, which its checkpoints hold as ema.<name>
     classes: int | None  # the network's output is class logits: top-k of them (None: values)
     class_names: tuple[str, ...] | None  # data.class_names
     folder_classes: bool  # ImageFolderDataset's class order names the classes
@@ -141,6 +142,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         metrics=shared.metrics,
         eval_cell=eval_cell,
         latest=shared.resumable,
+        ema=shared.ema is not None,
         classes=classes,
         class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
         folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,

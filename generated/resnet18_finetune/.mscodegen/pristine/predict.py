@@ -52,6 +52,14 @@ def load_weights(network, checkpoint, directory):
         sys.exit(f"error: --checkpoint {path}: no such file")
     try:
         saved = ms.load_checkpoint(str(path))
+        # training evaluated the EMA averages: a training checkpoint holds them as ema.<name>
+        averages = {name[4:]: value for name, value in saved.items() if name.startswith("ema.")}
+        if not averages:
+            print(
+                f"note: {path} has no EMA averages: the raw weights, not those evaluated",
+                flush=True,
+            )
+        saved = averages or saved
         missing, _ = ms.load_param_into_net(network, saved)
     except (ValueError, RuntimeError) as error:
         sys.exit(f"error: --checkpoint {path}: not a checkpoint of this network ({error})")
