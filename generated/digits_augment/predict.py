@@ -54,8 +54,10 @@ def read_inputs(paths):
     for file in files:
         try:  # decoded as ImageFolderDataset(decode=True) does
             samples.append((vision.Decode()(np.fromfile(file, np.uint8)),))
-        except (OSError, RuntimeError) as error:
-            sys.exit(f"error: {file}: cannot be decoded as an image ({error})")
+        except OSError as error:  # no such file
+            sys.exit(f"error: {error}")
+        except RuntimeError:  # MindSpore's message is a page long
+            sys.exit(f"error: {file}: cannot be decoded as an image")
     return [str(file) for file in files], samples
 
 

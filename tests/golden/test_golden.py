@@ -92,7 +92,7 @@ def test_golden_scripts_parse_are_black_stable_and_ruff_clean(config):
     """Every golden parses, is what black makes of it, imports no mscodegen, and passes ruff."""
     out = REPO / "generated" / config.stem
     scripts = sorted(out.glob("*.py"))
-    assert {p.name for p in scripts} >= {"train_model.py", "train_native.py"}
+    assert {p.name for p in scripts} >= {"train_model.py", "train_native.py", "predict.py"}
     for script in scripts:
         text = script.read_text()
         ast.parse(text, filename=str(script))
