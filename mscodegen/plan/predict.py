@@ -153,7 +153,8 @@ def _class_count(cfg: Config) -> int | None:
     """The classes the network's logits score, when the loss reads them as classes (softmax)."""
     if cfg.loss.name not in ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss", "NLLLoss", "FocalLoss"):
         return None
-    classes = getattr(cfg.network, "num_classes", None)
+    net = cfg.network
+    classes = getattr(net, "num_classes", None) or getattr(net, "kwargs", {}).get("num_classes")
     return classes if isinstance(classes, int) and classes > 1 else None
 
 

@@ -23,6 +23,7 @@ from mindspore import dataset as ds
 from train_model import create_eval_dataset
 
 INPUTS = ["tokens"]  # data.inputs: what the network takes
+TOP_K = 2  # classes printed per input
 
 
 def build_network():
@@ -78,16 +79,18 @@ def through_pipeline(samples, columns, reference):
 
 
 def predict(network, names, dataset, output):
-    """One line per input: the network's output; with --output, a CSV table too."""
-    rows = [["input", "output"]]
+    """One line per input: its top classes; with --output, a CSV table too."""
+    rows = [["input", "class", "probability"]]
     for name, inputs in zip(names, dataset.create_tuple_iterator(), strict=True):
         try:
             values = network(*inputs).asnumpy()[0].astype(np.float64)
         except (ValueError, RuntimeError, TypeError):
             shapes = [tuple(tensor.shape[1:]) for tensor in inputs]
             sys.exit(f"error: {name}: {shapes} after the transforms does not fit the network")
-        print(f"{name}: " + ", ".join(f"{v:.6g}" for v in values.ravel()), flush=True)
-        rows.append([name, *(f"{v:.9g}" for v in values.ravel())])
+        scores = np.exp(values - values.max()) / np.exp(values - values.max()).sum()  # softmax
+        top = np.argsort(-scores)[:TOP_K]
+        print(f"{name}: " + ", ".join(f"{k} ({scores[k]:.3f})" for k in top), flush=True)
+        rows.append([name, top[0], f"{scores[top[0]]:.6f}"])
     if output:
         with open(output, "w", newline="", encoding="utf-8") as file:
             csv.writer(file).writerows(rows)
