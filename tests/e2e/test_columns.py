@@ -148,8 +148,9 @@ def test_two_inputs_need_an_imported_network_and_float32(tmp_path: Path) -> None
     messages = {p: m for p, _, _, m in found}
     assert set(messages) == {"data.inputs", "amp.level"}
     assert "the builtin network mlp takes one: use your own network" in messages["data.inputs"]
-    assert (
-        "amp.level O2 with 3 columns (data.inputs, data.labels) is not supported yet" in messages["amp.level"]
+    assert messages["amp.level"] == (
+        "amp.level O2 takes one network input and one label column; data.inputs and data.labels name 2 and 1: "
+        "use amp.level O0 with several columns"
     )
 
 

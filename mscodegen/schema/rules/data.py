@@ -353,8 +353,8 @@ def _many_inputs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
         yield (
             ("amp", "level"),
-            f"amp.level {cfg.amp.level} with {len(cfg.data.columns)} columns (data.inputs, data.labels) is not "
-            "supported yet: use O0",
+            f"amp.level {cfg.amp.level} takes one network input and one label column; data.inputs and "
+            f"data.labels name {len(inputs)} and {len(cfg.data.labels)}: use amp.level O0 with several columns",
         )
     if len(inputs) < 2:
         return
