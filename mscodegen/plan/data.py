@@ -98,7 +98,7 @@ class Split(_Step):  # csv split: dataset.split(fractions, randomize=False)[part
 
 @dataclass(frozen=True, slots=True)
 class Sampler(_Step):  # this worker's shard of an imported factory's dataset
-    pass
+    key: str  # data.train.factory: where a source that cannot be sharded comes from
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +285,7 @@ def _split(
         comment = f"the {'first' if part == 0 else 'last'} {fractions[part]:.0%} of the rows"
         steps.append(Split(fractions, part, comment))
     if sharded and spec.kind == "import":
-        steps.append(Sampler())
+        steps.append(Sampler(f"data.{split}.factory"))
     if shuffle and (spec.kind == "import" or split_rows) and buffer is None:
         steps.append(Shuffle(Call("dataset.get_dataset_size")))
     if isinstance(spec, CsvData):

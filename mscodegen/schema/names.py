@@ -71,7 +71,7 @@ HOST_LOCALS = frozenset(
         "steps", "steps_per_epoch", "taken", "test_fraction", "total_steps", "train_dataset",
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
         "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
-        "class_names", "indexing", "reference", "samples",
+        "class_names", "indexing", "reference", "samples", "source",
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

@@ -438,3 +438,80 @@ def test_an_imported_factorys_dataset_is_split_into_disjoint_complete_shards(tmp
     shard0, shard1 = ({json.dumps(r) for r in out[k]} for k in ("0", "1"))
     assert shard0 and shard1 and not shard0 & shard1
     assert abs(len(out["0"]) - len(out["1"])) <= 16  # each a half, less a dropped partial batch
+
+
+FACTORY_PARTS = """
+import numpy as np
+from mindspore import dataset as ds
+
+SAMPLES = [(np.full((1, 8, 8), k, np.float32), np.int32(k % 4)) for k in range(48)]
+
+
+class Table:  # random access: __getitem__ and __len__
+    def __getitem__(self, index):
+        return SAMPLES[index]
+
+    def __len__(self):
+        return len(SAMPLES)
+
+
+def table(split="train"):
+    return ds.GeneratorDataset(Table(), column_names=["image", "label"], shuffle=False)
+
+
+def stream(split="train"):
+    def generate():
+        yield from SAMPLES
+
+    return ds.GeneratorDataset(generate, column_names=["image", "label"], shuffle=False)
+"""
+
+FACTORY_PROBE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+seen = {}
+for rank in (0, 1):  # what create_train_dataset gives each of two workers
+    dataset = mod.create_train_dataset(num_shards=2, shard_id=rank)
+    seen[rank] = [int(image[0, 0, 0]) for batch, _ in dataset.create_tuple_iterator(output_numpy=True)
+                  for image in batch]
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.slow
+def test_a_factory_source_is_sharded_or_refused(tmp_path: Path) -> None:
+    """Issue 35: a generator function ignores DistributedSampler, so each worker would see all the data.
+    A random-access source is split between the workers; a generator is refused with one line, at its key."""
+    (tmp_path / "parts.py").write_text(FACTORY_PARTS)
+    results = {}
+    for factory in ("table", "stream"):
+        config = merge(
+            DP, {"data": {"train": {"kind": "import", "factory": f"parts:{factory}", "batch_size": 8}}}
+        )
+        for key in ("num_samples", "image_shape", "num_classes", "seed"):
+            config["data"]["train"].pop(key, None)
+        config["network"]["input_shape"] = [1, 8, 8]
+        config["data"].pop("eval", None)
+        script = tmp_path / f"{factory}.py"
+        script.write_text(generated(tmp_path, config, variants=("native",))["train_native.py"])
+        results[factory] = subprocess.run(
+            [sys.executable, "-c", FACTORY_PROBE, str(script)],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    table = results["table"]
+    assert table.returncode == 0, table.stderr[-3000:]
+    seen = json.loads(table.stdout.splitlines()[-1])
+    assert len(seen["0"]) == len(seen["1"]) == 24
+    assert not set(seen["0"]) & set(seen["1"])
+    assert sorted(seen["0"] + seen["1"]) == list(range(48))
+    stream = results["stream"]
+    assert stream.returncode == 1
+    assert stream.stderr.strip().splitlines()[-1] == (
+        "error: data.train.factory: a source without __getitem__ cannot be sharded"
+    )
