@@ -138,7 +138,7 @@ def parse_args():
         "--grid", type=Path, help="the grid's .png (default samples.png; none with --export)"
     )
     parser.add_argument("--export", type=Path, help="write the generator to this .mindir or .onnx")
-    parser.add_argument("--batch", type=int, default=1, help="--export: latent vectors per input")
+    parser.add_argument("--batch", type=int, default=1, help="--export: the latent batch it takes")
     args = parser.parse_args()
     if min(args.samples, args.columns, args.batch) < 1:
         parser.error("--samples, --columns and --batch take 1 or more")
