@@ -40,8 +40,7 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
     sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
     files = format_all(sources)
     predict = build_predict(loaded.config, shared, SCRIPT_NAMES[variants[0]])
-    if predict is not None:
-        files.update(format_all({PREDICT_NAME: render(predict)}))
+    files.update(format_all({PREDICT_NAME: render(predict)}))
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:
         files[LAUNCH_NAME] = launch

@@ -14,6 +14,7 @@ from typing import Literal
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import Header
+from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict
 from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
 from mscodegen.schema.data import CsvData
@@ -77,11 +78,9 @@ class PredictPlan:
         return self.reader not in ("csv", "array")
 
 
-def build_predict(cfg: Config | GanConfig, shared: object, train_script: str) -> PredictPlan | None:
+def build_predict(cfg: Config | GanConfig, shared: object, train_script: str) -> PredictPlan | GanPredictPlan:
     """predict.py for the config whose training script is `train_script` (train_model.py)."""
     if isinstance(cfg, GanConfig):
-        from mscodegen.plan.predict_gan import build_gan_predict  # it builds on this module's records
-
         return build_gan_predict(cfg, shared, train_script)
     return _one_network(cfg, shared, train_script)
 

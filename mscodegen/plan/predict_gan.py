@@ -1,11 +1,85 @@
-"""Plan of a GAN's predict.py: samples from the trained generator, and its export (to be built)."""
+"""Plan of a GAN's predict.py: a seeded grid of samples from the trained generator, and its export.
+
+predict.py imports the generator's class and LATENT_DIM from the training script (never a copy) and
+builds the generator as train() does, parameter names included, so a --save-weights file (both
+networks) and a training checkpoint (the train step's) both load into it. The discriminator is
+not needed. Nothing here imports MindSpore.
+"""
 
 from __future__ import annotations
 
-from mscodegen.plan.predict import PredictPlan
-from mscodegen.schema.gan import GanConfig
+from dataclasses import dataclass
+
+from mscodegen.catalog.literals import Call, Name
+from mscodegen.plan.gan import GanShared
+from mscodegen.plan.imports import Import
+from mscodegen.plan.loop import Header
+from mscodegen.plan.setup import ImportedName
+from mscodegen.schema.gan import GanConfig, SampleGrid
 
 
-def build_gan_predict(_cfg: GanConfig, _shared: object, _train_script: str) -> PredictPlan | None:
-    """No predict.py for a GAN yet."""
-    return None
+@dataclass(frozen=True, slots=True)
+class GanPredictPlan:
+    """One GAN predict.py: the generator's samples (a PNG grid) and its export."""
+
+    header: Header
+    imports: tuple[Import, ...]
+    train_module: str  # train_model: where the generator comes from
+    from_train: tuple[Import, ...]  # what predict.py imports from it
+    generator: Call  # how train() builds the generator
+    generator_factory: ImportedName | None  # gan.generator.network.factory: imported as train() does
+    amp_level: str | None  # amp.auto_mixed_precision's level, as training converted it; None: float32
+    # the defaults of --samples, --columns, --seed: gan.samples' constants, or its defaults without one
+    count: Name | int
+    columns: Name | int
+    seed: Name | int
+    latest: bool  # training checkpoints carry CONFIG_SHA256: --checkpoint latest, the config check
+    template: str = "predict_gan.py.j2"
+
+    @property
+    def training_grid(self) -> bool:
+        """The defaults draw the latent batch of training's own grids (gan.samples)."""
+        return isinstance(self.seed, Name)
+
+
+def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanPredictPlan:
+    """predict.py for the GAN config whose training script is `train_script` (train_model.py)."""
+    assert isinstance(shared, GanShared)
+    generator, amp = shared.generator, shared.amp
+    from_train = {generator.call.func, "LATENT_DIM"} if generator.factory is None else {"LATENT_DIM"}
+    if shared.resumable:
+        from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
+    if cfg.gan.samples is not None:
+        from_train |= {"SAMPLE_COUNT", "SAMPLE_COLUMNS", "SAMPLE_SEED"}
+        count: Name | int = Name("SAMPLE_COUNT")
+        columns: Name | int = Name("SAMPLE_COLUMNS")
+        seed: Name | int = Name("SAMPLE_SEED")
+    else:
+        default = SampleGrid()
+        count, columns, seed = default.count, default.columns, default.seed
+    module = train_script.removesuffix(".py")
+    third_party = [
+        Import("mindspore", alias="ms"),
+        Import("numpy", alias="np"),
+        Import("mindspore.dataset", "vision"),
+    ]
+    if amp.enabled:  # the generator converted as train() converts it
+        third_party.append(Import("mindspore", "amp"))
+    return GanPredictPlan(
+        header=shared.header,
+        imports=(
+            Import("argparse"),
+            Import("sys"),
+            Import("pathlib", "Path"),
+            *third_party,
+        ),
+        train_module=module,
+        from_train=tuple(Import(module, name) for name in sorted(from_train)),
+        generator=generator.call,
+        generator_factory=generator.factory,
+        amp_level=amp.native_level if amp.enabled else None,
+        count=count,
+        columns=columns,
+        seed=seed,
+        latest=shared.resumable,
+    )

@@ -11,6 +11,7 @@ import jinja2
 from mscodegen.catalog.literals import literal
 from mscodegen.plan import AnyPlan
 from mscodegen.plan.predict import PredictPlan
+from mscodegen.plan.predict_gan import GanPredictPlan
 from mscodegen.render.imports import import_groups
 from mscodegen.render.provenance import strip_markers
 from mscodegen.schema.training import MAX_EPOCHS
@@ -73,7 +74,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(plan: AnyPlan | PredictPlan, *, provenance: bool = False) -> str:
+def render(plan: AnyPlan | PredictPlan | GanPredictPlan, *, provenance: bool = False) -> str:
     """The script's source before black. The templates mark what each YAML key produced with
     provenance comments (provenance.py); they are kept only for `mscodegen explain`."""
     marked = environment().get_template(plan.template).render(p=plan)

@@ -31,7 +31,8 @@ SCRIPT_DEFINITIONS = frozenset(
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
         "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
-        "build_network", "export", "load_weights", "main", "predict", "read_inputs", "through_pipeline",
+        "build_generator", "export", "load_network", "load_weights", "main", "newest_checkpoint", "predict", "read_inputs",
+        "sample", "through_pipeline", "write_grid",
     }
 )  # fmt: skip
 

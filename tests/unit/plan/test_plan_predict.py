@@ -19,7 +19,7 @@ def predict_plan(config: Path, train_script: str = "train_model.py") -> PredictP
     loaded = load_config(config)
     shared, _ = plans_of(loaded, REPO / "generated" / loaded.name)
     plan = build_predict(loaded.config, shared, train_script)
-    assert plan is not None
+    assert isinstance(plan, PredictPlan)
     return plan
 
 
