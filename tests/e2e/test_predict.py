@@ -98,12 +98,7 @@ print(json.dumps({{"classes": classes, "rows": rows}}))
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     cwd.mkdir(parents=True, exist_ok=True)
-    import time
-
-    t = time.time()  # TIMING
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
-    print("TIMING", round(time.time() - t, 1), cmd[1:4], flush=True)  # TIMING
-    return r
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
 
 
 def _run_all(commands: dict[str, tuple[list[str], Path]]) -> dict[str, subprocess.CompletedProcess[str]]:
