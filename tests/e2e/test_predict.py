@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import fcntl
 import json
 import shutil
 import subprocess
@@ -125,8 +126,38 @@ def _write_png(path: Path, pixels: np.ndarray, mode: str = "L") -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("predict")
+def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict:
+    """Everything the tests read, made once per test session even when pytest-xdist gives this module's
+    tests to several workers: the first to get here runs it all under a lock and saves the results (their
+    files stay in the shared folder); the others wait for the lock and load them."""
+    if getattr(request.config, "workerinput", None) is None:  # not under xdist
+        return _runs(tmp_path_factory.mktemp("predict"))
+    shared = tmp_path_factory.getbasetemp().parent / "predict_runs"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        saved = shared / "runs.json"
+        if not saved.exists():
+            found = _runs(shared / "root")
+            saved.write_text(json.dumps({key: _to_json(value) for key, value in found.items()}))
+        return {key: _from_json(value) for key, value in json.loads(saved.read_text()).items()}
+
+
+def _to_json(value: object) -> object:
+    if isinstance(value, subprocess.CompletedProcess):
+        return {"process": [value.args, value.returncode, value.stdout, value.stderr]}
+    return {"path": str(value)} if isinstance(value, Path) else value
+
+
+def _from_json(value: object) -> object:
+    if isinstance(value, dict) and "process" in value:
+        return subprocess.CompletedProcess(*value["process"])
+    return Path(value["path"]) if isinstance(value, dict) else value
+
+
+def _runs(root: Path) -> dict:
+    """Generate, train, then run predict.py, the probe and the bad inputs; their results by name."""
+    root.mkdir(parents=True, exist_ok=True)
     py = sys.executable
     mlp8 = root / "mlp8.yaml"
     mlp8.write_text(yaml.safe_dump(MLP8, sort_keys=False))
