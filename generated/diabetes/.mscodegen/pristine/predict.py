@@ -31,12 +31,14 @@ def load_network(checkpoint):
         sys.exit(f"error: --checkpoint {path}: no such file; give a --save-weights file")
     try:
         saved = ms.load_checkpoint(str(path))
+    except (ValueError, RuntimeError):
+        sys.exit(f"error: --checkpoint {path}: damaged, or not a MindSpore checkpoint")
+    try:
         missing, _ = ms.load_param_into_net(network, saved)
-    except (ValueError, RuntimeError) as error:
+    except (ValueError, RuntimeError) as error:  # MindSpore's message: its first sentence
         sys.exit(f"error: --checkpoint {path}: does not fit ({str(error).split('. ')[0]})")
     if missing:
         sys.exit(f"error: --checkpoint {path}: has no {', '.join(missing)}: another network's?")
-    print(f"weights from {path}", flush=True)
     return network
 
 
@@ -70,15 +72,14 @@ def through_pipeline(samples, columns, reference):
     return dataset.project(INPUTS).batch(1)
 
 
-def predict(network, names, dataset, output):
+def predict(network, names, dataset, expected, output):
     """One line per input: the network's output; with --output, a CSV table too."""
     rows = [["input", "output"]]
-    for name, inputs in zip(names, dataset.create_tuple_iterator(), strict=True):
-        try:
-            values = network(*inputs).asnumpy()[0].astype(np.float64)
-        except (ValueError, RuntimeError, TypeError):
-            got = ", ".join(f"{tuple(t.shape[1:])} {t.dtype}" for t in inputs)
-            sys.exit(f"error: {name}: {got} after the transforms does not fit the network")
+    for name, inputs in zip(names, dataset.create_tuple_iterator(output_numpy=True), strict=True):
+        got = [(x.shape[1:], str(x.dtype)) for x in inputs]
+        if got != expected:  # checked here: MindSpore's own error is a page long
+            sys.exit(f"error: {name}: {got} after the transforms; the network takes {expected}")
+        values = network(*map(ms.Tensor, inputs)).asnumpy()[0].astype(np.float64)
         print(f"{name}: " + ", ".join(f"{v:.6g}" for v in values.ravel()), flush=True)
         rows.append([name, *(f"{v:.9g}" for v in values.ravel())])
     if output:
@@ -87,11 +88,9 @@ def predict(network, names, dataset, output):
             csv.writer(file).writerows(rows)
 
 
-def export(network, reference, path, batch):
+def export(network, expected, path, batch):
     """The network as MINDIR or ONNX (by path's suffix), taking `batch` samples of the data's shape."""
-    shapes = dict(zip(reference.get_col_names(), reference.output_shapes()))
-    types = dict(zip(reference.get_col_names(), reference.output_types()))
-    inputs = [ms.Tensor(np.zeros((batch, *shapes[name][1:]), types[name])) for name in INPUTS]
+    inputs = [ms.Tensor(np.zeros((batch, *shape), dtype)) for shape, dtype in expected]
     file_format = {".mindir": "MINDIR", ".onnx": "ONNX"}[path.suffix.lower()]
     try:
         ms.export(network, *inputs, file_name=str(path), file_format=file_format)
@@ -105,19 +104,22 @@ def main(args):
     network = load_network(args.checkpoint)
     network.set_train(False)
     reference = create_eval_dataset()
+    columns = zip(reference.get_col_names(), reference.output_shapes(), reference.output_types())
+    shapes = {name: (tuple(shape[1:]), str(dtype)) for name, shape, dtype in columns}
+    expected = [shapes[name] for name in INPUTS]  # one sample of each input: (shape, dtype)
     if args.evaluate:  # the metrics line training prints
         metrics = {"mae": nn.MAE(), "mse": nn.MSE(), "loss": nn.Loss()}
         loss_fn = nn.MSELoss()
         model = Model(network, loss_fn, metrics=metrics)
         print(f"Eval result: metrics: {model.eval(reference)}", flush=True)
     if args.export:
-        export(network, reference, args.export, args.batch)
+        export(network, expected, args.export, args.batch)
     if args.inputs:
         names, samples = read_inputs(args.inputs)
         if not samples:
             sys.exit(f"error: no inputs in {', '.join(map(str, args.inputs))}")
         dataset = through_pipeline(samples, INPUTS, reference)
-        predict(network, names, dataset, args.output)
+        predict(network, names, dataset, expected, args.output)
 
 
 def parse_args():

@@ -23,6 +23,7 @@ from train_model import DATA_DIR, LeNet5, create_eval_dataset
 
 INPUTS = ["image"]  # data.inputs: what the network takes
 TOP_K = 3  # classes printed per input
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")  # what a folder of inputs is read for
 
 
 def load_network(checkpoint):
@@ -33,21 +34,21 @@ def load_network(checkpoint):
         sys.exit(f"error: --checkpoint {path}: no such file; give a --save-weights file")
     try:
         saved = ms.load_checkpoint(str(path))
+    except (ValueError, RuntimeError):
+        sys.exit(f"error: --checkpoint {path}: damaged, or not a MindSpore checkpoint")
+    try:
         missing, _ = ms.load_param_into_net(network, saved)
-    except (ValueError, RuntimeError) as error:
+    except (ValueError, RuntimeError) as error:  # MindSpore's message: its first sentence
         sys.exit(f"error: --checkpoint {path}: does not fit ({str(error).split('. ')[0]})")
     if missing:
         sys.exit(f"error: --checkpoint {path}: has no {', '.join(missing)}: another network's?")
-    print(f"weights from {path}", flush=True)
     return network
 
 
 def read_inputs(paths):
     """Image files (a folder: its images, sorted) as the source yields them: decoded to HxWx3 uint8."""
     files = [f for path in paths for f in (sorted(path.iterdir()) if path.is_dir() else [path])]
-    files = [
-        f for f in files if f in paths or f.suffix.lower() in (".png", ".jpg", ".jpeg", ".bmp")
-    ]
+    files = [f for f in files if f in paths or f.suffix.lower() in IMAGE_SUFFIXES]
     samples = []
     for file in files:
         try:  # decoded as ImageFolderDataset(decode=True) does
@@ -73,15 +74,14 @@ def through_pipeline(samples, columns, reference):
     return dataset.project(INPUTS).batch(1)
 
 
-def predict(network, names, dataset, output, class_names):
+def predict(network, names, dataset, expected, output, class_names):
     """One line per input: its top classes; with --output, a CSV table too."""
     rows = [["input", "class", "probability"]]
-    for name, inputs in zip(names, dataset.create_tuple_iterator(), strict=True):
-        try:
-            values = network(*inputs).asnumpy()[0].astype(np.float64)
-        except (ValueError, RuntimeError, TypeError):
-            got = ", ".join(f"{tuple(t.shape[1:])} {t.dtype}" for t in inputs)
-            sys.exit(f"error: {name}: {got} after the transforms does not fit the network")
+    for name, inputs in zip(names, dataset.create_tuple_iterator(output_numpy=True), strict=True):
+        got = [(x.shape[1:], str(x.dtype)) for x in inputs]
+        if got != expected:  # checked here: MindSpore's own error is a page long
+            sys.exit(f"error: {name}: {got} after the transforms; the network takes {expected}")
+        values = network(*map(ms.Tensor, inputs)).asnumpy()[0].astype(np.float64)
         scores = np.exp(values - values.max()) / np.exp(values - values.max()).sum()  # softmax
         top = np.argsort(-scores)[:TOP_K]
         print(
@@ -94,11 +94,9 @@ def predict(network, names, dataset, output, class_names):
             csv.writer(file).writerows(rows)
 
 
-def export(network, reference, path, batch):
+def export(network, expected, path, batch):
     """The network as MINDIR or ONNX (by path's suffix), taking `batch` samples of the data's shape."""
-    shapes = dict(zip(reference.get_col_names(), reference.output_shapes()))
-    types = dict(zip(reference.get_col_names(), reference.output_types()))
-    inputs = [ms.Tensor(np.zeros((batch, *shapes[name][1:]), types[name])) for name in INPUTS]
+    inputs = [ms.Tensor(np.zeros((batch, *shape), dtype)) for shape, dtype in expected]
     file_format = {".mindir": "MINDIR", ".onnx": "ONNX"}[path.suffix.lower()]
     try:
         ms.export(network, *inputs, file_name=str(path), file_format=file_format)
@@ -112,13 +110,16 @@ def main(args):
     network = load_network(args.checkpoint)
     network.set_train(False)
     reference = create_eval_dataset(args.data_dir)
+    columns = zip(reference.get_col_names(), reference.output_shapes(), reference.output_types())
+    shapes = {name: (tuple(shape[1:]), str(dtype)) for name, shape, dtype in columns}
+    expected = [shapes[name] for name in INPUTS]  # one sample of each input: (shape, dtype)
     if args.evaluate:  # the metrics line training prints
         metrics = {"accuracy": nn.Accuracy(), "loss": nn.Loss()}
         loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean")
         model = Model(network, loss_fn, metrics=metrics)
         print(f"Eval result: metrics: {model.eval(reference)}", flush=True)
     if args.export:
-        export(network, reference, args.export, args.batch)
+        export(network, expected, args.export, args.batch)
     if args.inputs:
         names, samples = read_inputs(args.inputs)
         if not samples:
@@ -126,7 +127,7 @@ def main(args):
         indexing = reference.get_class_indexing()  # ImageFolderDataset's: folder name -> class
         class_names = sorted(indexing, key=indexing.get)
         dataset = through_pipeline(samples, ["image"], reference)
-        predict(network, names, dataset, args.output, class_names)
+        predict(network, names, dataset, expected, args.output, class_names)
 
 
 def parse_args():

@@ -23,6 +23,7 @@ from train_model import CHECKPOINT_DIR, CONFIG_SHA256, INFO, OUTPUT_DIR, LeNet5,
 
 INPUTS = ["image"]  # data.inputs: what the network takes
 TOP_K = 3  # classes printed per input
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")  # what a folder of inputs is read for
 
 
 def load_network(checkpoint, directory):
@@ -47,11 +48,14 @@ def load_network(checkpoint, directory):
         sys.exit(f"error: --checkpoint {path}: no such file")
     try:
         saved = ms.load_checkpoint(str(path))
-        missing, _ = ms.load_param_into_net(network, saved)
-    except (ValueError, RuntimeError) as error:
-        sys.exit(f"error: --checkpoint {path}: does not fit ({str(error).split('. ')[0]})")
+    except (ValueError, RuntimeError):
+        sys.exit(f"error: --checkpoint {path}: damaged, or not a MindSpore checkpoint")
     if str(saved.get("config_sha256", CONFIG_SHA256)) != CONFIG_SHA256:
         sys.exit(f"error: --checkpoint {path}: written by another config's training")
+    try:
+        missing, _ = ms.load_param_into_net(network, saved)
+    except (ValueError, RuntimeError) as error:  # MindSpore's message: its first sentence
+        sys.exit(f"error: --checkpoint {path}: does not fit ({str(error).split('. ')[0]})")
     if missing:
         sys.exit(f"error: --checkpoint {path}: has no {', '.join(missing)}: another network's?")
     print(f"weights from {path}", flush=True)
@@ -61,9 +65,7 @@ def load_network(checkpoint, directory):
 def read_inputs(paths):
     """Image files (a folder: its images, sorted) as the source yields them: HxWx1 float32 in [0, 1]."""
     files = [f for path in paths for f in (sorted(path.iterdir()) if path.is_dir() else [path])]
-    files = [
-        f for f in files if f in paths or f.suffix.lower() in (".png", ".jpg", ".jpeg", ".bmp")
-    ]
+    files = [f for f in files if f in paths or f.suffix.lower() in IMAGE_SUFFIXES]
     samples = []
     for file in files:
         try:
@@ -90,15 +92,14 @@ def through_pipeline(samples, columns, reference):
     return dataset.project(INPUTS).batch(1)
 
 
-def predict(network, names, dataset, output):
+def predict(network, names, dataset, expected, output):
     """One line per input: its top classes; with --output, a CSV table too."""
     rows = [["input", "class", "probability"]]
-    for name, inputs in zip(names, dataset.create_tuple_iterator(), strict=True):
-        try:
-            values = network(*inputs).asnumpy()[0].astype(np.float64)
-        except (ValueError, RuntimeError, TypeError):
-            got = ", ".join(f"{tuple(t.shape[1:])} {t.dtype}" for t in inputs)
-            sys.exit(f"error: {name}: {got} after the transforms does not fit the network")
+    for name, inputs in zip(names, dataset.create_tuple_iterator(output_numpy=True), strict=True):
+        got = [(x.shape[1:], str(x.dtype)) for x in inputs]
+        if got != expected:  # checked here: MindSpore's own error is a page long
+            sys.exit(f"error: {name}: {got} after the transforms; the network takes {expected}")
+        values = network(*map(ms.Tensor, inputs)).asnumpy()[0].astype(np.float64)
         scores = np.exp(values - values.max()) / np.exp(values - values.max()).sum()  # softmax
         top = np.argsort(-scores)[:TOP_K]
         print(f"{name}: " + ", ".join(f"{k} ({scores[k]:.3f})" for k in top), flush=True)
@@ -109,11 +110,9 @@ def predict(network, names, dataset, output):
             csv.writer(file).writerows(rows)
 
 
-def export(network, reference, path, batch):
+def export(network, expected, path, batch):
     """The network as MINDIR or ONNX (by path's suffix), taking `batch` samples of the data's shape."""
-    shapes = dict(zip(reference.get_col_names(), reference.output_shapes()))
-    types = dict(zip(reference.get_col_names(), reference.output_types()))
-    inputs = [ms.Tensor(np.zeros((batch, *shapes[name][1:]), types[name])) for name in INPUTS]
+    inputs = [ms.Tensor(np.zeros((batch, *shape), dtype)) for shape, dtype in expected]
     file_format = {".mindir": "MINDIR", ".onnx": "ONNX"}[path.suffix.lower()]
     try:
         ms.export(network, *inputs, file_name=str(path), file_format=file_format)
@@ -127,6 +126,9 @@ def main(args):
     network = load_network(args.checkpoint, args.output_dir / CHECKPOINT_DIR)
     network.set_train(False)
     reference = create_dataset("test", batch_size=64, shuffle=False, drop_remainder=False)
+    columns = zip(reference.get_col_names(), reference.output_shapes(), reference.output_types())
+    shapes = {name: (tuple(shape[1:]), str(dtype)) for name, shape, dtype in columns}
+    expected = [shapes[name] for name in INPUTS]  # one sample of each input: (shape, dtype)
     if args.evaluate:  # the metrics line training prints
         metrics = {"accuracy": nn.Accuracy(), "loss": nn.Loss()}
         loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
@@ -138,13 +140,13 @@ def main(args):
         )
         print(f"Eval result: metrics: {model.eval(reference)}", flush=True)
     if args.export:
-        export(network, reference, args.export, args.batch)
+        export(network, expected, args.export, args.batch)
     if args.inputs:
         names, samples = read_inputs(args.inputs)
         if not samples:
             sys.exit(f"error: no inputs in {', '.join(map(str, args.inputs))}")
         dataset = through_pipeline(samples, ["image"], reference)
-        predict(network, names, dataset, args.output)
+        predict(network, names, dataset, expected, args.output)
 
 
 def parse_args():
