@@ -14,6 +14,7 @@ and a test checks that the shipped table still matches the installed MindSpore.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -32,9 +33,33 @@ def load_table() -> dict[str, Any]:
     return table
 
 
+# The Tensor arguments a config gives as a list of numbers: the script writes ms.Tensor(list, ms.float32).
+# Each holds one number per class (the network's num_classes); BCEWithLogitsLoss's broadcast, so one
+# number is allowed too.
+TENSOR_ARGS: dict[tuple[str, str], bool] = {  # (loss, argument): one number allowed
+    ("CrossEntropyLoss", "weight"): False,
+    ("NLLLoss", "weight"): False,
+    ("FocalLoss", "weight"): False,
+    ("BCEWithLogitsLoss", "weight"): True,
+    ("BCEWithLogitsLoss", "pos_weight"): True,
+}
+
+
+def tensor_list(name: str, key: str, value: object) -> bool:
+    """`value` is what a config writes for a Tensor argument of TENSOR_ARGS: a list of numbers."""
+    return (name, key) in TENSOR_ARGS and isinstance(value, list)
+
+
 def check_loss(name: str, kwargs: Mapping[str, object]) -> list[tuple[str | None, str]]:
     """(the keyword argument at fault, or None; the problem) for `nn.<name>(**kwargs)`."""
     loss = load_table()["losses"].get(name)
     if loss is None:  # the schema lists the names; a name it allows but the table lacks is not checked
         return []
-    return check_kwargs(name, loss["params"], kwargs)
+    lists = {key: value for key, value in kwargs.items() if tensor_list(name, key, value)}
+    problems = check_kwargs(name, loss["params"], {k: v for k, v in kwargs.items() if k not in lists})
+    for key, value in lists.items():
+        assert isinstance(value, list)
+        numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not value or len(numbers) != len(value) or not all(math.isfinite(v) for v in numbers):
+            problems.append((key, f"{name}: `{key}` takes a list of numbers, one per class (got {value!r})"))
+    return problems

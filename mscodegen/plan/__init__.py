@@ -356,6 +356,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         or (variant == "native" and shared.checkpoint is not None)
     )
     wanted = {
+        "focal_on_indices": shared.loss.on_indices,
         "ema": shared.ema is not None,
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32

@@ -103,6 +103,8 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     elif shared.eval_data is not None and amp.cast_loss_fp32:
         eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
     from_train = {*net.classes, use.call.func}
+    if shared.loss.on_indices and shared.eval_data is not None:
+        from_train.add("FocalLossOnIndices")
     if eval_cell is not None and eval_cell.func == "WithEvalColumns":
         from_train.add("WithEvalColumns")
     if shared.resumable:

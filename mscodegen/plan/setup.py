@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Literal
 
 from mscodegen.catalog.literals import Call, Name
+from mscodegen.catalog.losses import tensor_list
 from mscodegen.catalog.mindcv_names import returns_aux_logits
+from mscodegen.catalog.pipeline import names as pipeline_names
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
+from mscodegen.schema.data import CsvData, pipelines_of
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
@@ -122,6 +125,8 @@ class Loss:
     name: str
     call: Call
     factory: ImportedName | None = None  # loss.path (kind: import)
+    # nn.FocalLoss on class-index labels: it takes them as (N, 1), so the script writes FocalLossOnIndices
+    on_indices: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +269,31 @@ def build_loss(cfg: Config, rel: Relative) -> Loss:
     elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
         # data.train.batch_transforms: soft (one-hot) labels
         kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
+    kwargs = {  # a list for a Tensor argument (class weights): the Tensor, in float32 as the logits
+        key: Call.of("ms.Tensor", value, Name("ms.float32"))
+        if tensor_list(cfg.loss.name, key, value)
+        else value
+        for key, value in kwargs.items()
+    }
+    if cfg.loss.name == "FocalLoss" and _class_indices(cfg):
+        return Loss(cfg.loss.name, Call.of("FocalLossOnIndices", **kwargs), on_indices=True)
     return Loss(cfg.loss.name, Call.of(f"nn.{cfg.loss.name}", **kwargs))
+
+
+def _class_indices(cfg: Config) -> bool:
+    """The label column holds class indices (N,), as the built-in sources give them: no one-hot pipeline, no
+    mixing batch transforms; a CSV class column. An imported source's labels are its own: not known."""
+    data = cfg.data
+    if soft_label_classes(cfg) is not None or data.labels != ["label"]:
+        return False
+    for split in ("train", "eval"):
+        ops = (pipelines_of(data, split) or {}).get("label", [])
+        if "OneHot" in pipeline_names(ops):
+            return False
+    spec = data.train
+    if isinstance(spec, CsvData):
+        return isinstance(spec.columns.get("label"), str)
+    return spec.kind != "import"
 
 
 def build_lr(cfg: Config) -> LRSchedule:

@@ -25,7 +25,7 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
@@ -47,7 +47,7 @@ SCRIPT_CONSTANTS = frozenset(
         "LOSS_SCALE_FACTOR", "LOSS_SCALE_WINDOW", "LR", "MAX_DEVICE_MEMORY", "MAX_NORM", "MILESTONES",
         "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "PCT_START", "POWER", "PRETRAINED", "PRETRAINED_SKIP",
         "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
-        "CLASS_NAMES", "CSV_COLUMNS", "INPUTS", "TOP_K",
+        "CLASS_NAMES", "CSV_COLUMNS", "IMAGE_SUFFIXES", "INPUTS", "TOP_K",
     }
 )  # fmt: skip
 

@@ -38,7 +38,9 @@ class Loss(Section):
     name: Literal[LOSS_CLASSES] = "SoftmaxCrossEntropyWithLogits"  # type: ignore[valid-type]
     kwargs: Kwargs | None = Field(
         None,
-        description="Default: {sparse: true, reduction: mean} for SoftmaxCrossEntropyWithLogits, none for the others.",
+        description="Default: {sparse: true, reduction: mean} for SoftmaxCrossEntropyWithLogits, none for the others. "
+        "A list for a Tensor argument (CrossEntropyLoss/NLLLoss/FocalLoss `weight`, BCEWithLogitsLoss `weight` and "
+        "`pos_weight`) becomes ms.Tensor(list, ms.float32), one number per class.",
     )
 
 

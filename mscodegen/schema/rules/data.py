@@ -379,14 +379,17 @@ def chw_rules(cfg: Config | GanConfig, networks: str) -> Iterator[Violation]:
         yield ("data", "train", "transforms", "hwc_to_chw"), f"{networks} expect CHW images; keep it true"
 
 
-@rule("data")
-def _class_names_rules(cfg: Config | GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
-    """data.class_names: one name per class of the network, each once; a GAN has no classes to name."""
+@rule("data", "gan")
+def _gan_class_names_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
+    if cfg.data.class_names is not None:
+        yield ("data", "class_names"), "a GAN's predict.py samples images: it has no classes to name"
+
+
+@rule("data", "network")
+def _class_names_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """data.class_names: one name per class of the network, each once."""
     names = cfg.data.class_names
     if names is None:
-        return
-    if isinstance(cfg, GanConfig):
-        yield ("data", "class_names"), "a GAN's predict.py samples images: it has no classes to name"
         return
     classes = getattr(cfg.network, "num_classes", None)
     if isinstance(classes, int) and len(names) != classes:

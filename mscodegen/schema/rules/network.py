@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from mscodegen.catalog.losses import check_loss
+from mscodegen.catalog.losses import TENSOR_ARGS, check_loss, tensor_list
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
@@ -239,3 +239,21 @@ def _loss_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
         return
     for key, message in check_loss(cfg.loss.name, cfg.loss.kwargs):
         yield (("loss", "kwargs", key) if key is not None else ("loss", "kwargs")), message
+
+
+@rule("loss", "network")
+def _loss_tensor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """A list for a Tensor argument of the loss: one number per class (catalog/losses.py TENSOR_ARGS)."""
+    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs:
+        return
+    classes = getattr(cfg.network, "num_classes", None)
+    for key, value in cfg.loss.kwargs.items():
+        if not tensor_list(cfg.loss.name, key, value) or not isinstance(classes, int):
+            continue
+        one = TENSOR_ARGS[(cfg.loss.name, key)]
+        if len(value) != classes and not (one and len(value) == 1):
+            yield (
+                ("loss", "kwargs", key),
+                f"{len(value)} numbers for network.num_classes {classes}: give one per class"
+                + (" (or one for all)" if one else ""),
+            )

@@ -124,11 +124,10 @@ def test_loss_kwargs_default_only_for_softmax_cross_entropy(tmp_path: Path, loss
         )
     loaded = load(tmp_path, text)
     assert loaded.config.loss.kwargs is None
-    expected = (
-        'nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")'
-        if loss == "SoftmaxCrossEntropyWithLogits"
-        else f"nn.{loss}()"
-    )
+    expected = {
+        "SoftmaxCrossEntropyWithLogits": 'nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")',
+        "FocalLoss": "FocalLossOnIndices()",  # the synthetic source's class indices, reshaped for it
+    }.get(loss, f"nn.{loss}()")
     assert literal(plan_of(loaded).shared.loss.call) == expected
 
 
