@@ -202,6 +202,14 @@ class Plan:
         return self.shared.eval_data is not None and self.shared.eval_every != 1
 
     @property
+    def eval_schedule(self) -> tuple[str, ...]:
+        """What train() computes of when to evaluate (macros of _run.py.j2): the epochs (eval.every_epochs
+        above 1), the last step (eval.every_steps), or nothing (every epoch)."""
+        if self.shared.eval_steps is not None:
+            return ("last_step",)
+        return ("eval_epochs",) if self.eval_every else ()
+
+    @property
     def writes_train_step(self) -> bool:
         return "train_step" in self.cells
 

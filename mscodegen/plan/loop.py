@@ -59,7 +59,7 @@ class EvalSteps:
     @property
     def period(self) -> str:
         """The batches between two evaluations, as the scripts compute it."""
-        return "EVAL_EVERY_STEPS * ACCUMULATION_STEPS" if self.accumulated else "EVAL_EVERY_STEPS"
+        return "(EVAL_EVERY_STEPS * ACCUMULATION_STEPS)" if self.accumulated else "EVAL_EVERY_STEPS"
 
     @property
     def label(self) -> str:

@@ -118,7 +118,10 @@ def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
     }
     for name, used in unsupported.items():
         if used:
-            yield key, f"not supported with {name} yet (it counts evaluations per epoch): use eval.every_epochs"
+            yield (
+                key,
+                f"not supported with {name} yet (it counts evaluations per epoch): use eval.every_epochs",
+            )
     if cfg.train.dataset_sink_mode:
         yield key, "needs train.dataset_sink_mode: false (with sink mode Model's callbacks run once per sink)"
     batches, k = known_train_batches(cfg, config_dir), cfg.grad.accumulation_steps
