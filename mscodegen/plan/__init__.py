@@ -430,7 +430,7 @@ def _callbacks(s: Shared) -> tuple[str, ...]:
         "LossMonitor": s.loss_monitor,
         "EpochTime": s.time_monitor and s.eval_per_epoch,
         "TimeMonitor": s.time_monitor and not s.eval_per_epoch,
-        "EvaluateOnAverages": s.ema is not None,
+        "EvaluateOnAverages": s.ema is not None and s.eval_steps is None,  # else EvaluateEverySteps uses it
         "EvaluateEverySteps": s.eval_steps is not None,
         "EarlyStop": s.early_stopping is not None,
     }

@@ -55,6 +55,18 @@ class EvalSteps:
     loops count batches (`step`); with grad.accumulation_steps an optimizer step is ACCUMULATION_STEPS of them."""
 
     accumulated: bool
+    resumable: bool = False  # the model variant's callback adds start_step to Model's count
+    ema: bool = False  # evaluations run on the averages (the model variant's through EvaluateOnAverages)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """What the model variant's EvaluateEverySteps keeps besides Model and the data."""
+        return ("last_step", *(("start_step",) if self.resumable else ()), *(("ema",) if self.ema else ()))
+
+    @property
+    def eval_options(self) -> str:
+        """Model.eval's arguments after the data: the callback that swaps the averages in, with ema."""
+        return ", callbacks=[EvaluateOnAverages(self.ema)]" if self.ema else ""
 
     @property
     def period(self) -> str:
@@ -96,7 +108,12 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
 def build_eval_steps(cfg: Config) -> EvalSteps | None:
     if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
         return None
-    return EvalSteps(accumulated=cfg.grad.accumulation_steps > 1)
+    ckpt = cfg.callbacks.checkpoint
+    return EvalSteps(
+        accumulated=cfg.grad.accumulation_steps > 1,
+        resumable=ckpt is not None and ckpt.resumable,
+        ema=cfg.ema is not None,
+    )
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:

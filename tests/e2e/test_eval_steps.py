@@ -112,3 +112,21 @@ def test_accumulated_steps_are_optimizer_steps(write_config, tmp_path):
     assert step_differences(model.steps, native.steps) == []
     assert list(_evals(model)) == [2, 4, 5] == list(_evals(native))
     assert _evals(model) == _evals(native)
+
+
+@pytest.mark.slow
+def test_with_ema_both_variants_evaluate_the_averages(write_config, tmp_path, runs):
+    """ema: the same training as without it (losses ==, steps 1-12 of the whole run above), but the
+    evaluations are of the averages: equal across the variants, different from the trained weights'."""
+    config = write_config({**STEPS, "train": {"epochs": 2}, "ema": {"decay": 0.9, "warmup_steps": 1}})
+    scripts = generate_both(config, tmp_path / "scripts")
+    model, native = (
+        run_script(scripts[variant], tmp_path / variant, variant=variant) for variant in ("model", "native")
+    )
+    assert model.returncode == 0 == native.returncode, model.log_tail + native.log_tail
+    plain = runs["native"]["whole"]
+    assert [s["loss"] for s in model.steps] == [s["loss"] for s in plain.steps[:12]]
+    assert step_differences(model.steps, native.steps) == []
+    assert _evals(model) == _evals(native)
+    assert list(_evals(model)) == [4, 8, 12]
+    assert all(_evals(model)[step] != _evals(plain)[step] for step in (4, 8)), (_evals(model), _evals(plain))

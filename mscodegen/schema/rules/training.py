@@ -100,7 +100,7 @@ def _eval_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
             seen.add(key)
 
 
-@rule("eval", "callbacks", "ema", "train", "grad", "data.train", "parallel")
+@rule("eval", "callbacks", "train", "grad", "data.train", "parallel")
 def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """eval.every_steps: evaluations in the middle of an epoch, which what counts evaluations per epoch
     (Model's callbacks at an epoch's end) does not see."""
@@ -114,7 +114,6 @@ def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
         "callbacks.early_stopping": cfg.callbacks.early_stopping is not None,
         "callbacks.checkpoint.keep": cfg.callbacks.checkpoint is not None
         and cfg.callbacks.checkpoint.keep is not None,
-        "ema": cfg.ema is not None,
     }
     for name, used in unsupported.items():
         if used:

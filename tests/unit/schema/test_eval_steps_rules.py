@@ -41,11 +41,6 @@ REJECTED = [
         id="with-keep-best",
     ),
     pytest.param(
-        {"eval": {"every_steps": 4}, "ema": {"decay": 0.9}},
-        "not supported with ema yet",
-        id="with-ema",
-    ),
-    pytest.param(
         {"eval": {"every_steps": 4}, "train": {"dataset_sink_mode": True}},
         "needs train.dataset_sink_mode: false",
         id="with-sink-mode",
@@ -69,6 +64,7 @@ def test_rejected_at_every_steps(write_config, overrides, message):
         pytest.param(
             {"eval": {"every_steps": 4}, "callbacks": {"checkpoint": {"every_steps": 2}}}, id="resumable"
         ),
+        pytest.param({"eval": {"every_steps": 4}, "ema": {"decay": 0.9}}, id="ema"),
     ],
 )
 def test_accepted(write_config, overrides):
