@@ -328,7 +328,7 @@ def build_shared(
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
-        eval_steps=build_eval_steps(cfg),
+        eval_steps=build_eval_steps(cfg, resumable=resumable),
         pretrained=pretrained,
         freeze=freeze,
         ema=build_ema(cfg),

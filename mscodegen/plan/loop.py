@@ -105,15 +105,10 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     return Checkpoint("steps", accumulated=isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1)
 
 
-def build_eval_steps(cfg: Config) -> EvalSteps | None:
+def build_eval_steps(cfg: Config, *, resumable: bool) -> EvalSteps | None:
     if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
         return None
-    ckpt = cfg.callbacks.checkpoint
-    return EvalSteps(
-        accumulated=cfg.grad.accumulation_steps > 1,
-        resumable=ckpt is not None and ckpt.resumable,
-        ema=cfg.ema is not None,
-    )
+    return EvalSteps(accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None)
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
