@@ -23,12 +23,14 @@ from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
     EarlyStopping,
+    EvalSteps,
     Header,
     KeepBest,
     build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
+    build_eval_steps,
     build_keep_best,
 )
 from mscodegen.plan.setup import (
@@ -118,6 +120,7 @@ class Shared(Frame):
     sink_mode: bool  # train.dataset_sink_mode
     sink_size: int
     eval_every: int  # eval.every_epochs
+    eval_steps: EvalSteps | None = None  # eval.every_steps (then no evaluation at an epoch's end)
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
@@ -127,6 +130,16 @@ class Shared(Frame):
     @property
     def eval_data(self) -> DatasetUse | None:
         return self.datasets[1] if len(self.datasets) > 1 else None
+
+    @property
+    def eval_per_epoch(self) -> bool:
+        """Evaluations at an epoch's end (Model.fit's); eval.every_steps evaluates after steps instead."""
+        return self.eval_data is not None and self.eval_steps is None
+
+    @property
+    def eval_label(self) -> str:
+        """What the evaluation line names, as an f-string part: `Eval result: epoch 2, metrics: {...}`."""
+        return "epoch {epoch}" if self.eval_steps is None else self.eval_steps.label
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +200,14 @@ class Plan:
     def eval_every(self) -> bool:
         """eval.every_epochs above 1: evaluations only in eval_epochs."""
         return self.shared.eval_data is not None and self.shared.eval_every != 1
+
+    @property
+    def eval_schedule(self) -> tuple[str, ...]:
+        """What train() computes of when to evaluate (macros of _run.py.j2): the epochs (eval.every_epochs
+        above 1), the last step (eval.every_steps), or nothing (every epoch)."""
+        if self.shared.eval_steps is not None:
+            return ("last_step",)
+        return ("eval_epochs",) if self.eval_every else ()
 
     @property
     def writes_train_step(self) -> bool:
@@ -307,6 +328,7 @@ def build_shared(
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
+        eval_steps=build_eval_steps(cfg, resumable=resumable),
         pretrained=pretrained,
         freeze=freeze,
         ema=build_ema(cfg),
@@ -351,6 +373,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     amp_comment = amp.description + ("; what Model(amp_level=...) does" if variant == "native" else "")
     needs_steps = (
         shared.lr.is_list
+        or shared.eval_steps is not None
         or shared.resumable
         or (shared.checkpoint is not None and shared.checkpoint.unit == "epochs")
         or (variant == "native" and shared.checkpoint is not None)
@@ -386,7 +409,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
     """What the script defines for train() to use besides the cells, in order (macros of _loop.py.j2)."""
     definitions = {
         "check_step": model,
-        "epoch_time": model and s.time_monitor and s.eval_data is not None,
+        "epoch_time": model and s.time_monitor and s.eval_per_epoch,
         "binary_metric": s.binary_metric,
         "auc": s.auc_metric,
         "evaluate": not model and s.eval_data is not None,
@@ -396,6 +419,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "checkpoint_callback": s.checkpoint is not None,
         "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
+        "evaluate_every_steps": model and s.eval_steps is not None,
     }
     return tuple(name for name, on in definitions.items() if on)
 
@@ -405,9 +429,10 @@ def _callbacks(s: Shared) -> tuple[str, ...]:
     callbacks = {
         "CheckStep": True,
         "LossMonitor": s.loss_monitor,
-        "EpochTime": s.time_monitor and s.eval_data is not None,
-        "TimeMonitor": s.time_monitor and s.eval_data is None,
-        "EvaluateOnAverages": s.ema is not None,
+        "EpochTime": s.time_monitor and s.eval_per_epoch,
+        "TimeMonitor": s.time_monitor and not s.eval_per_epoch,
+        "EvaluateOnAverages": s.ema is not None and s.eval_steps is None,  # else EvaluateEverySteps uses it
+        "EvaluateEverySteps": s.eval_steps is not None,
         "EarlyStop": s.early_stopping is not None,
     }
     return tuple(name for name, on in callbacks.items() if on)

@@ -50,6 +50,36 @@ class Checkpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class EvalSteps:
+    """eval.every_steps: evaluate after every EVAL_EVERY_STEPS-th optimizer step and after the last. The
+    loops count batches (`step`); with grad.accumulation_steps an optimizer step is ACCUMULATION_STEPS of them."""
+
+    accumulated: bool
+    resumable: bool = False  # the model variant's callback adds start_step to Model's count
+    ema: bool = False  # evaluations run on the averages (the model variant's through EvaluateOnAverages)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """What the model variant's EvaluateEverySteps keeps besides Model and the data."""
+        return ("last_step", *(("start_step",) if self.resumable else ()), *(("ema",) if self.ema else ()))
+
+    @property
+    def eval_options(self) -> str:
+        """Model.eval's arguments after the data: the callback that swaps the averages in, with ema."""
+        return ", callbacks=[EvaluateOnAverages(self.ema)]" if self.ema else ""
+
+    @property
+    def period(self) -> str:
+        """The batches between two evaluations, as the scripts compute it."""
+        return "(EVAL_EVERY_STEPS * ACCUMULATION_STEPS)" if self.accumulated else "EVAL_EVERY_STEPS"
+
+    @property
+    def label(self) -> str:
+        """The evaluation line's f-string part naming the optimizer step (`step` counts batches)."""
+        return "step {step // ACCUMULATION_STEPS}" if self.accumulated else "step {step}"
+
+
+@dataclass(frozen=True, slots=True)
 class EarlyStopping:
     maximize: bool  # callbacks.early_stopping.mode (default: min for *loss, *mae, *mse, else max)
     field: tuple[str, str] | None = None  # monitor `metric.field`: a field of a metric's dict result
@@ -73,6 +103,12 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     if not ckpt.every_steps:
         return Checkpoint("epochs")
     return Checkpoint("steps", accumulated=isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1)
+
+
+def build_eval_steps(cfg: Config, *, resumable: bool) -> EvalSteps | None:
+    if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
+        return None
+    return EvalSteps(accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None)
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
@@ -119,6 +155,8 @@ def build_constants(
     if cfg.data.eval is not None:
         every = cfg.eval.every_epochs if cfg.eval else 1
         group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
+        if cfg.eval is not None and cfg.eval.every_steps is not None:
+            group.append(Constant("EVAL_EVERY_STEPS", cfg.eval.every_steps, "eval.every_steps"))
         early = cfg.callbacks.early_stopping
         if early is not None:
             group += [

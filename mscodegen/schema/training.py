@@ -159,6 +159,12 @@ class Eval(Section):
     """Evaluation on data.eval during and after training."""
 
     every_epochs: PositiveInt = Field(1, description="Evaluate after every N-th epoch, and after the last.")
+    every_steps: PositiveInt | None = Field(
+        None,
+        description="Evaluate after every N-th optimizer step instead (counted over the whole run, as the "
+        "learning rate schedule counts them: with grad.accumulation_steps k, one step is k batches), and "
+        "after the last; prints 'Eval result: step N, metrics: {...}'. Not with an explicit every_epochs.",
+    )
     metrics: list[Metric] = Field(
         default_factory=lambda: list[Metric](DEFAULT_METRICS),
         min_length=1,

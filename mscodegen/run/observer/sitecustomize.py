@@ -10,7 +10,8 @@ the folder MSCODEGEN_OBSERVE names:
   with nn.Optimizer's side-effect-free get_lr), and the loss scale and overflow flag when the cell
   returns them (loss, overflow, scale) as MindSpore's loss-scale cells do;
 - eval.jsonl: one record per "Eval result: epoch N, metrics: {...}" line the script prints (Model.fit's
-  LossMonitor prints it; the native loop prints the same line).
+  LossMonitor prints it; the native loop prints the same line), or per "Eval result: step N, metrics:
+  {...}" line (eval.every_steps: N is the optimizer step, which the record keeps as its step).
 
 A GAN script updates two networks without a train cell in its native loop: there each printed loss
 line ("epoch: E step: S, d_loss is X, g_loss is Y[, d_loss_scale is ...]", every step when parity asks
@@ -111,11 +112,15 @@ class _Recorder:
     def eval_line(self, line: str) -> None:
         import contextlib
 
-        number, _, printed = line[len("Eval result: epoch ") :].partition(", metrics: ")
+        unit, _, rest = line[len("Eval result: ") :].partition(" ")
+        number, _, printed = rest.partition(", metrics: ")
         metrics: Any = printed  # compared as printed unless Python can read it
         with contextlib.suppress(Exception):  # numpy's repr: array([...]), nan
             metrics = eval(printed, {"__builtins__": {}}, _READABLE)  # noqa: S307
-        self.write("eval", {"epoch": int(number), "step": self.step, "metrics": metrics})
+        if unit == "step":
+            self.write("eval", {"epoch": self.epoch(), "step": int(number), "metrics": metrics})
+        else:
+            self.write("eval", {"epoch": int(number), "step": self.step, "metrics": metrics})
 
 
 # what a metrics dict's repr holds besides literals: per-class arrays (numpy prints 8 digits), nan
@@ -134,7 +139,7 @@ class _Console:
         for line in lines:
             if " is " in line:
                 self.recorder.loss_line(line)
-            if line.startswith("Eval result: epoch "):
+            if line.startswith(("Eval result: epoch ", "Eval result: step ")):
                 self.recorder.eval_line(line)
         return int(self.stream.write(text))
 

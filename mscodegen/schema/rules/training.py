@@ -100,6 +100,42 @@ def _eval_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
             seen.add(key)
 
 
+@rule("eval", "callbacks", "train", "grad", "data.train", "parallel")
+def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
+    """eval.every_steps: evaluations in the middle of an epoch, which what counts evaluations per epoch
+    (Model's callbacks at an epoch's end) does not see."""
+    if cfg.eval is None or cfg.eval.every_steps is None:
+        return
+    every = cfg.eval.every_steps
+    key = ("eval", "every_steps")
+    if "every_epochs" in cfg.eval.model_fields_set:
+        yield key, "set one of every_steps and every_epochs, not both"
+    unsupported = {
+        "callbacks.early_stopping": cfg.callbacks.early_stopping is not None,
+        "callbacks.checkpoint.keep": cfg.callbacks.checkpoint is not None
+        and cfg.callbacks.checkpoint.keep is not None,
+    }
+    for name, used in unsupported.items():
+        if used:
+            yield (
+                key,
+                f"not supported with {name} yet (it counts evaluations per epoch): use eval.every_epochs",
+            )
+    if cfg.train.dataset_sink_mode:
+        yield key, "needs train.dataset_sink_mode: false (with sink mode Model's callbacks run once per sink)"
+    batches, k = known_train_batches(cfg, config_dir), cfg.grad.accumulation_steps
+    if batches and every > batches * cfg.train.epochs // k:
+        per_step = f", {k} batches per step" if k > 1 else ""
+        yield (
+            key,
+            (
+                f"{every} is more than the {batches * cfg.train.epochs // k} optimizer steps of the whole run "
+                f"({batches} batches per epoch x {cfg.train.epochs} epochs{per_step}): the only evaluation "
+                "would be the one after the last step; lower it, or leave it out"
+            ),
+        )
+
+
 @rule("lr_schedule", "train")
 def _schedule_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     epochs, schedule = cfg.train.epochs, cfg.lr_schedule
