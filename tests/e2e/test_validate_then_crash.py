@@ -244,7 +244,7 @@ def test_loss_kwargs_are_checked_against_mindsporess_signatures(tmp_path: Path) 
         {
             "loss": {
                 "name": "CrossEntropyLoss",
-                "kwargs": {"label_smothing": 0.1, "ignore_index": "3", "weight": [1.0, 2.0, 1.0, 1.0]},
+                "kwargs": {"label_smothing": 0.1, "ignore_index": "3", "weight": [1.0, 2.0]},
             }
         },
     )
@@ -256,9 +256,8 @@ def test_loss_kwargs_are_checked_against_mindsporess_signatures(tmp_path: Path) 
         "loss.kwargs.ignore_index": (
             "CrossEntropyLoss: `ignore_index` takes int, not the string '3' (write the number without quotes: 3)"
         ),
-        "loss.kwargs.weight": (
-            "CrossEntropyLoss: `weight` takes a Tensor, which a config cannot give (a list is not one)"
-        ),
+        # a list becomes the Tensor (issue 35): one number per class
+        "loss.kwargs.weight": "2 numbers for network.num_classes 4: give one per class",
     }
     good = merge(TINY, {"loss": {"name": "CrossEntropyLoss", "kwargs": {"label_smoothing": 0.1}}})
     assert _problems(tmp_path, good) == []
