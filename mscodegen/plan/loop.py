@@ -108,7 +108,9 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
 def build_eval_steps(cfg: Config, *, resumable: bool) -> EvalSteps | None:
     if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
         return None
-    return EvalSteps(accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None)
+    return EvalSteps(
+        accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None
+    )
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
