@@ -104,6 +104,7 @@ def test_golden_scripts_parse_are_black_stable_and_ruff_clean(config):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # no MindSpore, but every example generated again in a process of its own: 7 s
 def test_generation_is_deterministic_across_hash_seeds():
     """Under a fixed hash seed every example generates generated/ byte for byte (scripts, lock, pristine
     copies). With test_generated_is_in_sync (this process's random seed, another each session) and the

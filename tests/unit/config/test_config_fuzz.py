@@ -137,6 +137,8 @@ def test_truncated_examples_never_give_a_traceback(example: Path, cut: int) -> N
     assert _validate_text(data[: cut % max(len(data), 1)]) in (0, 2)
 
 
+# slow: no MindSpore, but 120 configs generated (three scripts each, through black): 13 s of make test-fast
+@pytest.mark.slow
 def test_every_mutation_that_validates_generates_code_without_undefined_names(tmp_path: Path) -> None:
     """Deterministic mutations (fixed seeds); the scripts of every one that validates are checked once."""
     rng = random.Random(12)
@@ -392,6 +394,7 @@ def _damage(out: Path, place: str, damage: str, junk: bytes) -> None:
         os.utime(path, (time.time() - 3600, time.time() - 3600))
 
 
+@pytest.mark.slow  # no MindSpore, but a `new` or `update` per example: 8 s of make test-fast
 @SMALL
 @given(
     damages=st.lists(
