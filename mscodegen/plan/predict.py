@@ -40,14 +40,14 @@ _READERS: dict[str, Reader] = {
 
 @dataclass(frozen=True, slots=True)
 class PredictPlan:
-    """One predict.py: a single network's (GAN: the generator's) inference, evaluation and export."""
+    """One predict.py: a single network's inference, evaluation and export (a GAN's: predict_gan.py)."""
 
     header: Header
     imports: tuple[Import, ...]
     train_module: str  # train_model: where the network and the dataset come from
     from_train: tuple[Import, ...]  # what predict.py imports from it
     network: Call  # how train() builds the network
-    network_factory: ImportedName | None  # network.factory: imported in build_network, as train() does
+    network_factory: ImportedName | None  # network.factory: imported in load_network, as train() does
     amp_level: str | None  # amp.auto_mixed_precision's level, as the training evaluated; None: float32
     fp32_cells: tuple[str, ...]
     reference: Literal["eval", "train"]  # whose pipeline new inputs go through (train: no data.eval)
@@ -55,6 +55,7 @@ class PredictPlan:
     data_dir: bool  # the dataset reads DATA_DIR: --data-dir
     reader: Reader
     csv_columns: tuple[str, ...]  # reader csv: the header names the network inputs are made from
+    csv_delimiter: str | None  # reader csv: its field_delim when not a comma
     inputs: tuple[str, ...]  # data.inputs: the columns the network takes
     loss: Call | None  # --evaluate (None: no data.eval)
     eval_factories: tuple[ImportedName, ...]  # loss.path, eval.metrics[i].class: imported where used
@@ -65,7 +66,6 @@ class PredictPlan:
     classes: int | None  # the network's output is class logits: top-k of them (None: values)
     class_names: tuple[str, ...] | None  # data.class_names
     folder_classes: bool  # ImageFolderDataset's class order names the classes
-    gan: bool = False
     template: str = "predict.py.j2"
 
     @property
@@ -133,6 +133,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         data_dir=shared.data_dir is not None,
         reader=reader,
         csv_columns=_csv_columns(spec, cfg.data.inputs) if isinstance(spec, CsvData) else (),
+        csv_delimiter=spec.field_delim if isinstance(spec, CsvData) and spec.field_delim != "," else None,
         inputs=tuple(cfg.data.inputs),
         loss=shared.loss.call if shared.eval_data is not None else None,
         eval_factories=tuple(
