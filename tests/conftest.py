@@ -10,9 +10,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -285,25 +286,40 @@ def dp_weights(result: RunResult) -> Path:
     return result.output_dir.parent / WEIGHTS_NAME
 
 
-@pytest.fixture(scope="session")
-def dp_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, RunResult]:
-    """The three msrun jobs, run once per test session even under pytest-xdist.
+def once_per_session(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    make: Callable[[Path], dict[str, Any]],
+    to_json: Callable[[Any], object],
+    from_json: Callable[[Any], Any],
+) -> dict[str, Any]:
+    """make(folder), run once per test session even under pytest-xdist.
 
-    xdist workers share the session's base temp directory: the first worker to get here runs the
-    jobs under an exclusive lock and saves the results; the others wait for the lock and load them.
+    xdist workers share the session's base temp directory: the first worker to get here runs `make` under
+    an exclusive lock and saves its results (each value through to_json); the others wait for the lock and
+    load them (from_json). Without xdist, `make` just runs.
     """
     if getattr(request.config, "workerinput", None) is None:  # not under xdist
-        return _run_dp_jobs(tmp_path_factory.mktemp("dp"))
-    shared = tmp_path_factory.getbasetemp().parent / "dp_runs"
+        return make(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent / name
     shared.mkdir(exist_ok=True)
     with open(shared / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         saved = shared / "results.json"
         if saved.exists():
-            return {key: _result_from_json(value) for key, value in json.loads(saved.read_text()).items()}
-        results = _run_dp_jobs(shared)
-        saved.write_text(json.dumps({key: _result_to_json(r) for key, r in results.items()}))
+            return {key: from_json(value) for key, value in json.loads(saved.read_text()).items()}
+        results = make(shared)
+        saved.write_text(json.dumps({key: to_json(value) for key, value in results.items()}))
         return results
+
+
+@pytest.fixture(scope="session")
+def dp_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, RunResult]:
+    """The three msrun jobs, run once per test session even under pytest-xdist."""
+    return once_per_session(
+        request, tmp_path_factory, "dp_runs", _run_dp_jobs, _result_to_json, _result_from_json
+    )
 
 
 def _run_dp_jobs(tmp: Path) -> dict[str, RunResult]:

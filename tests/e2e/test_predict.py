@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import fcntl
 import json
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from sklearn.datasets import load_digits
 
 from mscodegen.cli import main
 
-from conftest import REPO
+from conftest import REPO, once_per_session
 
 pytestmark = pytest.mark.slow
 
@@ -128,19 +127,10 @@ def _write_png(path: Path, pixels: np.ndarray, mode: str = "L") -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict:
     """Everything the tests read, made once per test session even when pytest-xdist gives this module's
-    tests to several workers: the first to get here runs it all under a lock and saves the results (their
-    files stay in the shared folder); the others wait for the lock and load them."""
-    if getattr(request.config, "workerinput", None) is None:  # not under xdist
-        return _runs(tmp_path_factory.mktemp("predict"))
-    shared = tmp_path_factory.getbasetemp().parent / "predict_runs"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        saved = shared / "runs.json"
-        if not saved.exists():
-            found = _runs(shared / "root")
-            saved.write_text(json.dumps({key: _to_json(value) for key, value in found.items()}))
-        return {key: _from_json(value) for key, value in json.loads(saved.read_text()).items()}
+    tests to several workers (their files stay in the shared folder)."""
+    return once_per_session(
+        request, tmp_path_factory, "predict_runs", lambda folder: _runs(folder / "root"), _to_json, _from_json
+    )
 
 
 def _to_json(value: object) -> object:
