@@ -26,23 +26,28 @@ TOP_K = 3  # classes printed per input
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")  # what a folder of inputs is read for
 
 
+def newest_checkpoint(directory):
+    """This config's checkpoint with the highest step under directory, as --resume latest finds it."""
+    found = []
+    for path in directory.glob("**/*.ckpt"):
+        try:
+            info = ms.load_checkpoint(str(path), choice_func=lambda name: name in INFO)
+        except (OSError, ValueError, RuntimeError):
+            continue  # a damaged file: resume skips it too
+        if str(info.get("config_sha256", "")) == CONFIG_SHA256:
+            found.append((int(info["step_num"]), path.stat().st_mtime_ns, path))
+    if not found:
+        sys.exit(f"error: --checkpoint latest: no checkpoint of this config in {directory}")
+    return max(found)[2]
+
+
 def load_network(checkpoint, directory):
     """train()'s network (converted as training evaluated it) with --checkpoint's weights (a
     --save-weights file or a training checkpoint); latest: this config's newest under directory.
     """
     network = amp.auto_mixed_precision(LeNet5(num_classes=10, in_channels=1), "O2")
     if checkpoint == "latest":
-        found = []
-        for path in directory.glob("**/*.ckpt"):
-            try:
-                info = ms.load_checkpoint(str(path), choice_func=lambda name: name in INFO)
-            except (OSError, ValueError, RuntimeError):
-                continue  # a damaged file: resume skips it too
-            if str(info.get("config_sha256", "")) == CONFIG_SHA256:
-                found.append((int(info["step_num"]), path.stat().st_mtime_ns, path))
-        if not found:
-            sys.exit(f"error: --checkpoint latest: no checkpoint of this config in {directory}")
-        checkpoint = max(found)[2]
+        checkpoint = newest_checkpoint(directory)
     path = Path(checkpoint)
     if not path.is_file():
         sys.exit(f"error: --checkpoint {path}: no such file")
