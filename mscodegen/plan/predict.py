@@ -19,6 +19,8 @@ from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
 from mscodegen.schema.data import CsvData
 from mscodegen.schema.gan import GanConfig
+from mscodegen.schema.optim import ImportedLoss
+from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
 PREDICT_NAME = "predict.py"
 
@@ -153,7 +155,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
 
 def _class_count(cfg: Config) -> int | None:
     """The classes the network's logits score, when the loss reads them as classes (softmax)."""
-    if cfg.loss.name not in ("SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss", "NLLLoss", "FocalLoss"):
+    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES or isinstance(cfg.loss, ImportedLoss):
         return None
     net = cfg.network
     classes = getattr(net, "num_classes", None) or getattr(net, "kwargs", {}).get("num_classes")
