@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: demo test test-fast lint format docs bench compat regenerate clean
+.PHONY: demo test test-fast lint format docs bench compat mindcv-census regenerate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,13 @@ bench: $(STAMP)
 compat: $(STAMP)
 	$(BIN)/python -m mscodegen.tools.compat $(if $(VERSIONS)$(EXAMPLES),,--page docs/compat.md) \
 		$(if $(VERSIONS),--versions $(VERSIONS)) $(if $(EXAMPLES),--examples $(EXAMPLES)) $(COMPAT_ARGS)
+
+## mindcv-census: import-mindcv every recipe of a mindcv checkout (or a folder of recipes), validate what it writes,
+## print exact / approximated / not converted / refused counts and per-argument tallies (docs/from-mindcv.md):
+##   make mindcv-census MINDCV=~/src/mindcv    (MINDCV_DEVICES: --devices for distribute recipes, default 1)
+mindcv-census: $(STAMP)
+	@test -n "$(MINDCV)" || { echo "usage: make mindcv-census MINDCV=<mindcv checkout or configs folder>"; exit 2; }
+	$(BIN)/python -m mscodegen.tools.mindcv_census "$(MINDCV)" --devices $(or $(MINDCV_DEVICES),1)
 
 ## regenerate: rewrite generated/ from examples/ after a template or schema change
 regenerate: $(STAMP)
