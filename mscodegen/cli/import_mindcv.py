@@ -16,8 +16,10 @@ def add(sub: SubParsers) -> None:
         description="Convert a mindcv recipe YAML (the arguments of mindcv's config.py; omitted ones take "
         "mindcv 0.3.0's defaults) into a mscodegen config. Every argument that mscodegen cannot express, "
         "or only approximately, is printed on stderr with its value and listed on top of the written "
-        "config. Exit 0: everything converted; 1: something was not (the config is written anyway); "
-        "2: the recipe cannot be read or the config cannot be written.",
+        "config, which is then validated as `mscodegen validate` does (a data folder that is not on this "
+        "machine yet is only noted). Exit 0: everything converted; 1: something was not (the config is "
+        "written anyway); 2: the recipe cannot be read, its own numbers contradict each other (the reason "
+        "names the keys; nothing is written), or the written config does not validate.",
         epilog="examples:\n"
         "  mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8\n"
         "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml\n"
@@ -92,5 +94,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"not converted: {finding.describe()}", file=sys.stderr)
     for note in conversion.notes:
         print(f"note: {note}", file=sys.stderr)
+    if not _validates(args.output):
+        return EXIT_CONFIG
     print(f"wrote {args.output}")
     return EXIT_OK if conversion.complete else EXIT_FAIL
+
+
+def _validates(output: Path) -> bool:
+    """What `mscodegen validate` says of the written config (no MindSpore import), on stderr; a data
+    folder the recipe names that is not on this machine is a note, not a failure."""
+    from mscodegen.recipes.mindcv._check import validate_written
+
+    validation = validate_written(output)
+    for problem in validation.missing_data:
+        print(f"note: the recipe's data is not here yet: {problem.path}: {problem.message}", file=sys.stderr)
+    if not validation.ok:
+        print(f"error: wrote {output}, but it does not validate:", file=sys.stderr)
+        for problem in validation.problems:
+            print(f"  {problem.format(str(output))}", file=sys.stderr)
+    return validation.ok

@@ -72,7 +72,11 @@ def take(census: Census, name: str, recipe: Path, devices: int, work: Path) -> N
     census.not_converted.update({f.key for f in conversion.not_converted})
     census.approximated.update({f.key for f in conversion.approximated})
     result = (
-        "not converted" if conversion.not_converted else "approximated" if conversion.approximated else "exact"
+        "not converted"
+        if conversion.not_converted
+        else "approximated"
+        if conversion.approximated
+        else "exact"
     )
     census.results[result].append(name)
 
@@ -89,7 +93,8 @@ def take_all(folder: Path, devices: int = 1) -> Census:
 def report(census: Census, folder: Path, devices: int) -> str:
     commit = _commit(folder)
     lines = [
-        f"{census.total} mindcv recipes under {folder}" + (f" (commit {commit})" if commit else "")
+        f"{census.total} mindcv recipes under {folder}"
+        + (f" (commit {commit})" if commit else "")
         + f", converted with mindcv {MINDCV_VERSION}'s config.py defaults, --devices {devices} "
         "for the recipes with distribute: true.",
         "",
@@ -132,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m mscodegen.tools.mindcv_census",
         description="import-mindcv every recipe of a mindcv checkout; print the counts and per-argument tallies",
     )
-    parser.add_argument("folder", type=Path, metavar="MINDCV", help="a mindcv checkout, or a folder of recipes")
+    parser.add_argument(
+        "folder", type=Path, metavar="MINDCV", help="a mindcv checkout, or a folder of recipes"
+    )
     parser.add_argument(
         "--devices",
         type=int,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mscodegen.catalog.mindcv_names import no_weight_decay
+from mscodegen.recipes.mindcv._arguments import RecipeError
 from mscodegen.recipes.mindcv._converter import Converter
 
 
@@ -45,6 +46,17 @@ def optimizer(c: Converter) -> None:
             c.unconverted("use_nesterov", "mscodegen's adam has no nesterov option")
         else:
             c.ignored("use_nesterov", f"not used by opt {opt}")
+    elif opt == "rmsprop":
+        # create_optimizer: nn.RMSProp(params, learning_rate=lr, momentum=momentum, epsilon=eps, weight_decay,
+        # loss_scale); decay and centered keep nn.RMSProp's defaults, which mscodegen's rmsprop writes out
+        c.put("optimizer.name", "rmsprop", "opt")
+        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+        c.put("optimizer.decay", 0.9, "nn.RMSProp's default (create_optimizer passes no decay)")
+        c.put("optimizer.momentum", momentum, c.default_mark("momentum"))
+        c.put("optimizer.epsilon", c.float_("eps"), c.src("eps"))
+        c.put("optimizer.centered", False, "nn.RMSProp's default")
+        c.mapped("opt", "lr", "momentum", "eps")
+        c.ignored("use_nesterov", "not used by opt rmsprop")
     elif opt == "lion":
         # create_optimizer: mindcv.optim.Lion with its default betas (the same class mscodegen's lion uses)
         c.put("optimizer.name", "lion", "opt")
@@ -57,7 +69,7 @@ def optimizer(c: Converter) -> None:
     else:
         c.put("optimizer.name", "momentum", f"placeholder: mindcv opt {opt!r} has no mscodegen equivalent")
         c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
-        c.unconverted("opt", "mscodegen has momentum, sgd, adam, adamw and lion for mindcv recipes")
+        c.unconverted("opt", "mscodegen has momentum, sgd, adam, adamw, rmsprop and lion for mindcv recipes")
         c.mapped("lr", "momentum", "use_nesterov", "eps")
     c.put("optimizer.weight_decay", c.float_("weight_decay"), c.default_mark("weight_decay"))
     c.mapped("weight_decay")
@@ -123,19 +135,20 @@ def lr_schedule(c: Converter) -> None:
     epochs = c.int_("epoch_size")
     warmup = c.int_("warmup_epochs")
     stair = c.bool_("lr_epoch_stair")
+    _check_epochs(c, epochs, warmup)
     if scheduler in ("cosine_decay", "warmup_cosine_decay"):
         _cosine(c, scheduler, warmup, epochs - warmup, stair)
         return
-    # the other schedulers: a warm-up (warmup_epochs > 0) cannot be combined with them in mscodegen
-    if warmup > 0:
-        c.unconverted("warmup_epochs", f"mscodegen warms up only before a cosine decay, not {scheduler}")
-        c.unconverted("warmup_factor", "belongs to the warm-up that was not converted")
-    else:
-        c.mapped("warmup_epochs")
-        c.ignored("warmup_factor", "no warm-up (warmup_epochs 0)")
+    c.ignored("num_cycles", f"not used by scheduler {scheduler}")
+    c.ignored("cycle_decay", f"not used by scheduler {scheduler}")
+    if scheduler == "one_cycle":
+        _one_cycle(c, warmup, stair)
+        return
     c.ignored("min_lr", f"not used by scheduler {scheduler}")
-    if scheduler == "multi_step_decay" or scheduler == "step_decay":
+    if scheduler in ("multi_step_decay", "step_decay"):
         _piecewise(c, scheduler, warmup, epochs)
+    elif scheduler in ("exponential_decay", "polynomial_decay"):
+        _decay(c, scheduler)
     elif scheduler == "constant":
         c.put("lr_schedule", {"kind": "constant"}, "scheduler")
         c.mapped("scheduler")
@@ -143,11 +156,120 @@ def lr_schedule(c: Converter) -> None:
             c.ignored(key, "not used by scheduler constant")
     else:
         c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler!r}")
-        c.unconverted("scheduler", "mscodegen has constant, piecewise, cosine and warm-up + cosine")
+        c.unconverted(
+            "scheduler",
+            "mscodegen has constant, step, multi-step, exponential, polynomial, one-cycle and cosine decays",
+        )
         c.mapped("decay_epochs", "decay_rate", "multi_step_decay_milestones")
-    c.ignored("num_cycles", f"not used by scheduler {scheduler}")
-    c.ignored("cycle_decay", f"not used by scheduler {scheduler}")
-    c.ignored("lr_epoch_stair", f"scheduler {scheduler} changes the LR at epoch boundaries anyway")
+    _warmup(c, warmup, stair)
+
+
+def _check_epochs(c: Converter, epochs: int, warmup: int) -> None:
+    """Numbers of the recipe that contradict each other, or that mindcv cannot train: refused (exit 2),
+    naming the keys. mindcv's create_scheduler concatenates warmup_epochs of warm-up and the epochs after
+    it, so a warm-up as long as the training never reaches lr's schedule."""
+    if epochs < 1:
+        raise c.bad("epoch_size", "a positive number of epochs")
+    if warmup < 0:
+        raise c.bad("warmup_epochs", "0 or more epochs")
+    if warmup > epochs:
+        raise RecipeError(
+            f"warmup_epochs {warmup} > epoch_size {epochs}: the recipe's warm-up is longer than its "
+            f"training (mindcv would train {epochs} epochs of warm-up and never reach lr); lower "
+            "warmup_epochs or raise epoch_size"
+        )
+    if warmup == epochs:
+        raise RecipeError(
+            f"warmup_epochs {warmup} = epoch_size {epochs}: the whole training is warm-up and the "
+            f"scheduler never runs; mscodegen's warm-up leads into a schedule: lower warmup_epochs "
+            "or raise epoch_size"
+        )
+
+
+def _warmup(c: Converter, warmup: int, stair: bool) -> None:
+    """The warm-up before the schedule written (other than cosine): mindcv's linear_refined_lr from
+    lr x warmup_factor to lr, which is mscodegen's per-step warm-up; lr_epoch_stair makes it linear_lr,
+    which rises once per epoch. Without a warm-up, lr_epoch_stair is the exponential and polynomial
+    decays' epoch_stair; the piecewise schedules move at epoch boundaries anyway."""
+    schedule = c.result.config["lr_schedule"]
+    if warmup == 0:
+        c.mapped("warmup_epochs")
+        c.ignored("warmup_factor", "no warm-up (warmup_epochs 0)")
+        if "epoch_stair" in schedule or not stair:
+            c.mapped("lr_epoch_stair")
+        else:
+            c.ignored("lr_epoch_stair", "the schedule changes the LR at epoch boundaries anyway")
+        return
+    if schedule["kind"] in ("piecewise", "exponential", "polynomial"):
+        schedule["warmup_epochs"] = warmup
+        schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
+        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
+        c.mapped("warmup_epochs", "warmup_factor")
+    else:  # constant: mscodegen's constant schedule has no warm-up
+        c.unconverted("warmup_epochs", f"mscodegen's {schedule['kind']} schedule has no warm-up")
+        c.unconverted("warmup_factor", "belongs to the warm-up that was not converted")
+    if stair:
+        c.unconverted("lr_epoch_stair", "mindcv's warm-up then rises once per epoch, mscodegen's every step")
+    else:
+        c.mapped("lr_epoch_stair")
+
+
+def _decay(c: Converter, scheduler: str) -> None:
+    """exponential_decay: lr x decay_rate ** (epochs after the warm-up), per step (exponential_refined_lr)
+    or, with lr_epoch_stair, per epoch (exponential_lr); polynomial_decay: lr x (1 - epochs after the
+    warm-up / epochs after the warm-up in all) ** decay_rate (polynomial_refined_lr / polynomial_lr).
+    mscodegen's exponential and polynomial (end_lr 0) compute them, epoch_stair as lr_epoch_stair."""
+    rate = c.float_("decay_rate")
+    c.ignored("decay_epochs", f"not used by scheduler {scheduler}")
+    c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
+    schedule: dict[str, Any]
+    if scheduler == "exponential_decay" and 0 < rate < 1:
+        schedule = {"kind": "exponential", "gamma": rate}
+    elif scheduler == "polynomial_decay" and rate > 0:
+        schedule = {"kind": "polynomial", "power": rate, "end_lr": 0.0}
+    else:
+        c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler}")
+        needs = "0 < decay_rate < 1" if scheduler == "exponential_decay" else "decay_rate > 0"
+        c.unconverted("scheduler", f"mscodegen's {scheduler.split('_')[0]} decay needs {needs}")
+        c.mapped("decay_rate")
+        return
+    if c.bool_("lr_epoch_stair") and c.int_("warmup_epochs") == 0:
+        schedule["epoch_stair"] = True
+    c.put("lr_schedule", schedule, f"scheduler {scheduler}")
+    c.comments[("lr_schedule", "gamma" if "gamma" in schedule else "power")] = "decay_rate"
+    if "end_lr" in schedule:
+        c.comments[("lr_schedule", "end_lr")] = "mindcv's polynomial decay ends at 0"
+    if "epoch_stair" in schedule:
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
+    c.mapped("scheduler", "decay_rate")
+
+
+def _one_cycle(c: Converter, warmup: int, stair: bool) -> None:
+    """one_cycle: create_scheduler calls one_cycle_lr(max_lr=lr, final_div_factor=(lr / 25) / min_lr) with its
+    defaults pct_start 0.3, cos, div_factor 25; it raises ValueError with a warm-up or lr_epoch_stair."""
+    if warmup > 0 or stair:
+        given = [f"warmup_epochs {warmup}"] * (warmup > 0) + ["lr_epoch_stair true"] * stair
+        raise RecipeError(
+            f"scheduler one_cycle with {' and '.join(given)}: mindcv's create_scheduler raises ValueError "
+            "(one_cycle takes neither; set warmup_epochs: 0, which is not mindcv's default)"
+        )
+    min_lr = c.float_("min_lr")
+    if min_lr <= 0:
+        raise RecipeError(
+            f"scheduler one_cycle with min_lr {min_lr}: mindcv's create_scheduler divides by it"
+        )
+    schedule = {
+        "kind": "one_cycle",
+        "pct_start": 0.3,
+        "anneal": "cos",
+        "div_factor": 25.0,
+        "final_div_factor": c.float_("lr") / 25.0 / min_lr,
+    }
+    c.put("lr_schedule", schedule, "scheduler one_cycle: mindcv's one_cycle_lr with its defaults")
+    c.comments[("lr_schedule", "final_div_factor")] = "(lr / div_factor) / min_lr"
+    c.mapped("scheduler", "min_lr", "warmup_epochs", "lr_epoch_stair")
+    for key in ("warmup_factor", "decay_epochs", "decay_rate", "multi_step_decay_milestones"):
+        c.ignored(key, "not used by scheduler one_cycle")
 
 
 def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: bool) -> None:

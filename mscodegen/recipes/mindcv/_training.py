@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mscodegen.recipes.mindcv._arguments import RecipeError
 from mscodegen.recipes.mindcv._converter import Converter
 
 
@@ -93,9 +94,46 @@ def precision(c: Converter) -> None:
             c.comments[("loss_scale", "value")] = "loss_scale"
             c.comments[("loss_scale", "kind")] = "loss_scale_type"
         c.mapped("loss_scale_type", "loss_scale", "drop_overflow_update")
+    elif kind == "auto":
+        _auto_loss_scale(c, level)
     else:
-        c.unconverted("loss_scale_type", "MindSpore's Model picks the loss scale itself under 'auto'")
+        c.unconverted("loss_scale_type", "mindcv knows fixed, dynamic and auto")
         c.mapped("loss_scale", "drop_overflow_update")
+
+
+# MindSpore's Model without a loss_scale_manager takes its amp level's (mindspore/train/amp.py _config_level):
+# DynamicLossScaleManager() at O2, whose defaults are these; no loss scale at the other levels.
+O2_DEFAULT_LOSS_SCALE = {"kind": "dynamic", "init": float(2**24), "factor": 2, "window": 2000}
+
+
+def _auto_loss_scale(c: Converter, level: str) -> None:
+    """loss_scale_type auto: create_trainer builds Model(network, loss, optimizer, metrics, amp_level) with no
+    loss_scale_manager (and the optimizer's loss_scale 1), so MindSpore's level default applies; with EMA,
+    clipping, accumulation or amp_cast_list, mindcv's own train step takes only fixed and dynamic."""
+    custom = [key for key in ("ema", "clip_grad") if c.bool_(key)]
+    custom += ["gradient_accumulation_steps"] if c.int_("gradient_accumulation_steps") > 1 else []
+    custom += ["amp_cast_list"] if c.opt_str("amp_cast_list") else []
+    if custom:
+        raise RecipeError(
+            f"loss_scale_type auto with {', '.join(custom)}: mindcv's create_trainer then builds its own "
+            "train step, which takes only loss_scale_type fixed or dynamic (it raises ValueError)"
+        )
+    if level == "O2":
+        c.put(
+            "loss_scale",
+            dict(O2_DEFAULT_LOSS_SCALE),
+            "loss_scale_type auto: MindSpore's Model at amp_level O2 uses DynamicLossScaleManager()",
+        )
+        c.comments[("loss_scale", "init")] = "DynamicLossScaleManager's default, 2 ** 24"
+    else:
+        c.put(
+            "loss_scale",
+            {"kind": "none"},
+            f"loss_scale_type auto: MindSpore's Model at {level} scales no loss",
+        )
+    c.mapped("loss_scale_type")
+    c.ignored("loss_scale", "loss_scale_type auto does not use it")
+    c.ignored("drop_overflow_update", "loss_scale_type auto does not use it")
 
 
 def grad(c: Converter) -> None:

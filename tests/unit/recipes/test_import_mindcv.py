@@ -563,7 +563,8 @@ def test_distribute_and_devices_disagree(tmp_path: Path, capsys) -> None:
     assert "note: --devices 4 ignored: distribute is false, mindcv trains on one device" in err
 
 
-def test_multi_step_milestones_and_an_unconvertible_warm_up(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("stair", [False, True])
+def test_multi_step_milestones_after_a_warm_up(tmp_path: Path, capsys, stair: bool) -> None:
     write_mnist(tmp_path / "mnist")
     recipe = tmp_path / "r.yaml"
     recipe.write_text(
@@ -571,14 +572,23 @@ def test_multi_step_milestones_and_an_unconvertible_warm_up(tmp_path: Path, caps
         .replace(
             'scheduler: "step_decay"', 'scheduler: "multi_step_decay"\nmulti_step_decay_milestones: [4, 2, 9]'
         )
-        .replace("warmup_epochs: 0", "warmup_epochs: 1")
+        .replace("warmup_epochs: 0", "warmup_epochs: 1\nwarmup_factor: 0.1")
+        + ("lr_epoch_stair: True\n" if stair else "")
     )
     code, err, _ = run(recipe, tmp_path / "out.yaml", capsys)
-    assert code == 1
-    # milestones count from the end of the warm-up (1 epoch): 2 -> 3, 4 -> 5; 9 is past epoch_size
+    # milestones count from the end of the warm-up (1 epoch): 2 -> 3, 4 -> 5; 9 is past epoch_size;
+    # the warm-up rises from lr 0.05 x warmup_factor 0.1
     schedule = yaml.safe_load((tmp_path / "out.yaml").read_text())["lr_schedule"]
-    assert schedule == {"kind": "piecewise", "milestones": [3, 5], "gamma": 0.5}
-    assert set(findings(err, "not converted")) == {"warmup_epochs", "warmup_factor"}
+    assert schedule == {
+        "kind": "piecewise",
+        "milestones": [3, 5],
+        "gamma": 0.5,
+        "warmup_epochs": 1,
+        "warmup_start_lr": 0.05 * 0.1,
+    }
+    # with lr_epoch_stair, mindcv's warm-up (linear_lr) rises once per epoch, mscodegen's every step
+    assert code == (1 if stair else 0)
+    assert set(findings(err, "not converted")) == ({"lr_epoch_stair"} if stair else set())
     load_config(tmp_path / "out.yaml")
 
 
@@ -668,9 +678,40 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
             },
         ),
         (
-            'scheduler: "exponential_decay"',
+            'scheduler: "cyclic"',
             {"not converted": {"scheduler"}},
             {"lr_schedule": {"kind": "constant"}},
+        ),
+        (
+            'scheduler: "exponential_decay"\nlr_epoch_stair: True',
+            {},
+            {"lr_schedule": {"kind": "exponential", "gamma": 0.5, "epoch_stair": True}},
+        ),
+        (
+            'scheduler: "polynomial_decay"\ndecay_rate: 2.0\nwarmup_epochs: 2\nwarmup_factor: 0.5',
+            {},
+            {
+                "lr_schedule": {
+                    "kind": "polynomial",
+                    "power": 2.0,
+                    "end_lr": 0.0,
+                    "warmup_epochs": 2,
+                    "warmup_start_lr": 0.025,
+                }
+            },
+        ),
+        (
+            'scheduler: "one_cycle"\nlr: 0.1\nmin_lr: 0.0001',
+            {},
+            {
+                "lr_schedule": {
+                    "kind": "one_cycle",
+                    "pct_start": 0.3,
+                    "anneal": "cos",
+                    "div_factor": 25.0,
+                    "final_div_factor": 0.1 / 25.0 / 0.0001,
+                }
+            },
         ),
         ('loss: "BCE"', {"not converted": {"loss"}}, {"loss": None}),
         (
@@ -689,11 +730,8 @@ def test_converted_recipe_trains_in_both_variants(tmp_path: Path, capsys) -> Non
             {"not converted": {"lr_epoch_stair"}},
             {"lr_schedule": {"kind": "cosine", "min_lr": 1e-6}},
         ),
-        (
-            'loss_scale_type: "auto"\nloss_scale: 128.0',
-            {"not converted": {"loss_scale_type"}},
-            {"loss_scale": None},
-        ),
+        # auto: Model without a loss_scale_manager; at amp_level O0 (the recipe's default) MindSpore scales nothing
+        ('loss_scale_type: "auto"\nloss_scale: 128.0', {}, {"loss_scale": {"kind": "none"}}),
         ("layer_decay: 0.75", {"not converted": {"layer_decay"}}, {}),
         (
             'opt: "lion"\nlr: 0.0002\nweight_decay: 0.1',
