@@ -16,8 +16,8 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
 - training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
 - `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls);
 - `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
-  per-step warm-up and cosine are the formulas mscodegen writes, so they map exactly when the decay
-  spans the epochs after the warm-up);
+  per-step warm-up, cosine, step, multi-step, exponential, polynomial and one-cycle schedules are the
+  formulas mscodegen writes, so they map exactly when the cosine spans the epochs after the warm-up);
 - `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
   `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
   warm-up, sink mode off), unless the loss scale skips overflowing steps.
@@ -26,6 +26,9 @@ Every argument ends in one of four states: mapped (including values that equal w
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
 `momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
 not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA with a dynamic loss scale, ...). The last two are reported.
+A recipe mindcv itself cannot train as written (a warm-up longer than the training, one_cycle with a
+warm-up, ...) is refused: `RecipeError`, naming its keys, and nothing is written. `_check` validates the
+written config as `mscodegen validate` does.
 
 Why hand-written: the mapping is a list of judgements about mindcv's code (which arguments `train.py`
 actually uses, what `create_scheduler` and `create_optimizer` compute), not a rename of keys; each
@@ -34,7 +37,8 @@ mindcv itself is never imported (the generator must not import MindSpore).
 
 The package: `_defaults` (config.py's arguments and defaults), `_arguments` (reading them typed),
 `_converter` (the state the rules share, and the result), the rules by section (`_system`, `_model`,
-`_data`, `_augmentation`, `_optim`, `_training`) and `_emit` (the YAML with comments).
+`_data`, `_augmentation`, `_optim`, `_training`), `_emit` (the YAML with comments) and `_check` (the
+validation of the written config).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Rules for the optimizer and the learning-rate schedule: `opt` and its arguments (`lr`, `momentum`,
 `use_nesterov`, `weight_decay`, `weight_decay_filter`, ...) -> optimizer; `scheduler` and its
-arguments -> lr_schedule (mindcv's per-step warm-up and cosine are the formulas mscodegen writes, so
-they map exactly when the decay spans the epochs after the warm-up).
+arguments -> lr_schedule (mindcv's per-step warm-up, cosine, step, multi-step, exponential, polynomial
+and one-cycle schedules are the formulas mscodegen writes, so they map exactly when the cosine spans the
+epochs after the warm-up; tests/unit/recipes/test_mindcv_schedules_equal.py compares them with mindcv's
+create_scheduler).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Rules for the training loop: `epoch_size`, `dataset_sink_mode`, `log_interval`, `ckpt_save_dir`
 -> train; `val_interval` -> eval; the checkpoint arguments -> callbacks.checkpoint; `amp_level` and
-the loss scale -> amp, loss_scale; `clip_grad`/`clip_value`, `gradient_accumulation_steps` -> grad;
-`ema` (not converted).
+the loss scale (`auto`: what MindSpore's Model picks at the amp level) -> amp, loss_scale;
+`clip_grad`/`clip_value`, `gradient_accumulation_steps` -> grad; `ema` -> ema (not converted with a
+loss scale that skips overflowing steps).
 """
 
 from __future__ import annotations

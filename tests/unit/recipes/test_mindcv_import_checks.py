@@ -223,7 +223,7 @@ def model_default_loss_scale() -> dict[str, Any]:
     raise AssertionError("no _config_level in mindspore/train/amp.py")
 
 
-@pytest.mark.parametrize("level", ["O0", "O2", "O3"])
+@pytest.mark.parametrize("level", ["O0", "O1", "O2", "O3", "auto"])
 def test_auto_loss_scale_is_what_model_picks_at_the_amp_level(tmp_path: Path, capsys, level: str) -> None:
     picked = model_default_loss_scale()[level]
     recipe = recipe_file(tmp_path, loss_scale_type="auto", loss_scale=1024.0, amp_level=level)
