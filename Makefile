@@ -61,10 +61,11 @@ compat: $(STAMP)
 
 ## mindcv-census: import-mindcv every recipe of a mindcv checkout (or a folder of recipes), validate what it writes,
 ## print exact / approximated / not converted / refused counts and per-argument tallies (docs/from-mindcv.md):
-##   make mindcv-census MINDCV=~/src/mindcv    (MINDCV_DEVICES: --devices for distribute recipes, default 1)
+##   make mindcv-census MINDCV=~/src/mindcv    (MINDCV_DEVICES: --devices for distribute recipes, default 1;
+##   MINDCV_ARGS=--each: then every recipe's result)
 mindcv-census: $(STAMP)
 	@test -n "$(MINDCV)" || { echo "usage: make mindcv-census MINDCV=<mindcv checkout or configs folder>"; exit 2; }
-	$(BIN)/python -m mscodegen.tools.mindcv_census "$(MINDCV)" --devices $(or $(MINDCV_DEVICES),1)
+	$(BIN)/python -m mscodegen.tools.mindcv_census "$(MINDCV)" --devices $(or $(MINDCV_DEVICES),1) $(MINDCV_ARGS)
 
 ## regenerate: rewrite generated/ from examples/ after a template or schema change
 regenerate: $(STAMP)

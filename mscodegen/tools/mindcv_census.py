@@ -1,6 +1,6 @@
 """The mindcv census: `import-mindcv` on every recipe of a mindcv checkout, and what became of each.
 
-    python -m mscodegen.tools.mindcv_census MINDCV_CHECKOUT_OR_CONFIGS_DIR [--devices N]
+    python -m mscodegen.tools.mindcv_census MINDCV_CHECKOUT_OR_CONFIGS_DIR [--devices N] [--each]
     make mindcv-census MINDCV=~/src/mindcv
 
 Each recipe (every *.yaml under the folder, or under its configs/) is converted as `import-mindcv` converts
@@ -15,7 +15,8 @@ MindSpore import; a data folder that is not on this machine does not count). Eac
 - written, not valid: the written config fails validation -- a converter bug, and the census exits 1.
 
 Printed as Markdown (the table of docs/from-mindcv.md): the counts, then per argument the number of
-recipes in which it is not converted or approximated, then each refusal with its reason.
+recipes in which it is not converted or approximated, then each refusal with its reason; with --each,
+a table of every recipe's result and the arguments behind it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Census:
     not_converted: Counter[str] = field(default_factory=Counter)  # argument -> recipes
     approximated: Counter[str] = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)  # refused / invalid recipe -> why
+    keys: dict[str, list[str]] = field(default_factory=dict)  # recipe -> its inexact arguments, for --each
 
     @property
     def total(self) -> int:
@@ -71,6 +73,8 @@ def take(census: Census, name: str, recipe: Path, devices: int, work: Path) -> N
         return
     census.not_converted.update({f.key for f in conversion.not_converted})
     census.approximated.update({f.key for f in conversion.approximated})
+    census.keys[name] = [f"{f.key} (not converted)" for f in conversion.not_converted]
+    census.keys[name] += [f"{f.key} (approximated)" for f in conversion.approximated]
     result = (
         "not converted"
         if conversion.not_converted
@@ -88,6 +92,16 @@ def take_all(folder: Path, devices: int = 1) -> Census:
         for recipe in recipes_under(folder):
             take(census, recipe.relative_to(root).as_posix(), recipe, devices, Path(work))
     return census
+
+
+def each(census: Census) -> str:
+    """One line per recipe: its result and what made it so."""
+    lines = ["", "| recipe | result | arguments |", "|---|---|---|"]
+    for result in RESULTS:
+        for name in census.results[result]:
+            why = census.reasons.get(name) or ", ".join(census.keys.get(name, []))
+            lines.append(f"| `{name}` | {result} | {why} |")
+    return "\n".join(lines)
 
 
 def report(census: Census, folder: Path, devices: int) -> str:
@@ -147,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="--devices for the recipes with distribute: true (default: %(default)s)",
     )
+    parser.add_argument("--each", action="store_true", help="then a table of every recipe's result")
     args = parser.parse_args(argv)
     if not args.folder.is_dir() or not recipes_under(args.folder):
         print(f"error: no *.yaml recipes under {args.folder}", file=sys.stderr)
@@ -156,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     census = take_all(args.folder, args.devices)
     print(report(census, args.folder, args.devices))
+    if args.each:
+        print(each(census))
     return 1 if census.results["written, not valid"] else 0
 
 

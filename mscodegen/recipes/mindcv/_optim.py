@@ -174,15 +174,16 @@ def _check_epochs(c: Converter, epochs: int, warmup: int) -> None:
         raise c.bad("epoch_size", "a positive number of epochs")
     if warmup < 0:
         raise c.bad("warmup_epochs", "0 or more epochs")
+    default = "" if c.given("warmup_epochs") else " (mindcv's default)"
     if warmup > epochs:
         raise RecipeError(
-            f"warmup_epochs {warmup} > epoch_size {epochs}: the recipe's warm-up is longer than its "
+            f"warmup_epochs {warmup}{default} > epoch_size {epochs}: the recipe's warm-up is longer than its "
             f"training (mindcv would train {epochs} epochs of warm-up and never reach lr); lower "
             "warmup_epochs or raise epoch_size"
         )
     if warmup == epochs:
         raise RecipeError(
-            f"warmup_epochs {warmup} = epoch_size {epochs}: the whole training is warm-up and the "
+            f"warmup_epochs {warmup}{default} = epoch_size {epochs}: the whole training is warm-up and the "
             f"scheduler never runs; mscodegen's warm-up leads into a schedule: lower warmup_epochs "
             "or raise epoch_size"
         )

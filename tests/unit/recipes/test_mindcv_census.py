@@ -39,7 +39,7 @@ def write(root: Path, recipes: dict[str, dict]) -> None:
 
 def test_census_counts_each_result_and_tallies_the_arguments(tmp_path: Path, capsys) -> None:
     write(tmp_path, RECIPES)
-    assert main([str(tmp_path)]) == 0
+    assert main([str(tmp_path), "--each"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"5 mindcv recipes under {tmp_path}")
     for row in (
@@ -52,12 +52,18 @@ def test_census_counts_each_result_and_tallies_the_arguments(tmp_path: Path, cap
         "| `aug_repeats` | 1 |  |",
     ):
         assert row in out
-    assert [line for line in out if line.startswith("| `")] == [
-        "| `opt` |  | 2 |",
-        "| `aug_repeats` | 1 |  |",
-    ]
+    tallies = out[out.index("| argument | not converted in | approximated in |") + 2 :]
+    assert tallies[: tallies.index("")] == ["| `opt` |  | 2 |", "| `aug_repeats` | 1 |  |"]
     refusal = next(line for line in out if line.startswith("- `volo/contradiction.yaml`: "))
     assert "warmup_epochs 10 > epoch_size 3" in refusal
+    # --each: every recipe, by result, with the arguments behind it
+    assert out[out.index("| recipe | result | arguments |") + 2 :] == [
+        "| `resnet/exact.yaml` | exact |  |",
+        "| `resnet/more/also_exact.yaml` | exact |  |",
+        "| `vit/adamw.yaml` | approximated | opt (approximated) |",
+        "| `vit/adamw_repeats.yaml` | not converted | aug_repeats (not converted), opt (approximated) |",
+        f"| `volo/contradiction.yaml` | refused | {refusal.split(': ', 1)[1]} |",
+    ]
 
 
 def test_census_fails_when_a_written_config_does_not_validate(tmp_path: Path, capsys) -> None:
