@@ -20,6 +20,7 @@ from test_import_mindcv import findings, write_mnist
 
 import mscodegen.recipes.mindcv as mindcv_recipes
 from mscodegen.cli import main
+from mscodegen.run.parity import generate_both
 
 
 def recipe_file(tmp_path: Path, **arguments: Any) -> Path:
@@ -191,6 +192,21 @@ def test_rmsprop_is_mindcvs_nn_rmsprop_call(tmp_path: Path, capsys) -> None:
         "decay_filter": "every_parameter",  # weight_decay_filter disable, mindcv's default
     }
     assert (defaults["decay"], defaults["centered"]) == (0.9, False)
+    # and the scripts call nn.RMSProp with them: the arguments mindcv passes, the others at their defaults
+    for script in generate_both(out, tmp_path / "scripts").values():
+        (call,) = [
+            n
+            for n in ast.walk(ast.parse(script.read_text()))
+            if isinstance(n, ast.Call) and ast.unparse(n.func) == "nn.RMSProp"
+        ]
+        keywords = {k.arg: ast.unparse(k.value) for k in call.keywords}
+        assert keywords == {
+            "learning_rate": "learning_rate",
+            "decay": repr(defaults["decay"]),
+            "momentum": "0.8",
+            "epsilon": "0.001",
+            "centered": repr(defaults["centered"]),
+        }
 
 
 # -- loss_scale_type: auto --------------------------------------------------------------------------------
