@@ -29,6 +29,9 @@ from test_import_mindcv import write_mnist
 from mscodegen.cli import main
 from mscodegen.run.parity import generate_both
 
+# each case generates both scripts (about 1 s of CPU): in `make test`, not `make test-fast`
+pytestmark = pytest.mark.slow
+
 STEPS_PER_EPOCH = (1, 3, 7, 50)
 
 # every argument create_scheduler takes, set in each recipe (no default of either side is relied on)
