@@ -24,8 +24,9 @@ from mscodegen.run.observer import observed_env
 from mscodegen.schema.data import ImportedData, fixed_transforms
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.optim import ImportedLoss
 from mscodegen.schema.parallel import Parallel
-from mscodegen.schema.training import ImportedMetric, eval_metrics
+from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES, ImportedMetric, eval_metrics
 
 TAIL_LINES = 6
 
@@ -59,6 +60,12 @@ _PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)?\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 _WORKERS = re.compile(r"num_parallel_workers exceeds the boundary")
+# A frame of graph compilation's stack ("# 3 In file .../mindspore/nn/loss/loss.py:891, 20~69"), outermost first.
+_COMPILED_FRAME = re.compile(r"^# (\d+) In file (.+?):\d+")
+# What a factory returned is used on a script line: `network.trainable_params()`, `dataset.shuffle(...)`.
+_NO_ATTRIBUTE = re.compile(r"^AttributeError: '([\w.]+)' object has no attribute '(\w+)'")
+# The scripts' names for what a factory returned, and what it must be.
+_RETURNED = {"network": "mindspore.nn.Cell", "dataset": "mindspore.dataset.Dataset"}
 # MindSpore's metric modules (mindspore/train/metrics/<file>.py) and the eval.metrics names they implement
 _METRIC_FILES = {
     "accuracy.py": ("accuracy",),
@@ -173,6 +180,12 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         return found
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
+    loss = _loss_failure(stderr, loaded, split)
+    if loss:
+        return loss
+    returned = _returned_failure(stderr, error, loaded)
+    if returned:
+        return returned
     if _SHAPE.search(stderr):
         key, what = _shape_key(loaded, split)
         return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
@@ -215,6 +228,58 @@ def _run_failure(stderr: str, error: str) -> tuple[Key, str] | None:
     zero = _ZERO_STEPS.search(stderr)
     if zero:
         return ("data", "train", "batch_size"), zero.group(0)
+    return None
+
+
+def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, str] | None:
+    """The loss cell failed to compile on the network output and the labels: graph compilation's
+    innermost frame is in MindSpore's loss module, or in the module of an imported loss."""
+    cfg = loaded.config
+    innermost = ""
+    for line in stderr.splitlines():
+        m = _COMPILED_FRAME.match(line)
+        if m and m.group(1) == "0" and innermost:  # a second copy of the stack follows
+            break
+        if m:
+            innermost = Path(m.group(2)).as_posix()
+    if not innermost or isinstance(cfg, GanConfig):
+        return None
+    imported = isinstance(cfg.loss, ImportedLoss)
+    module = cfg.loss.path.partition(":")[0].replace(".", "/") if isinstance(cfg.loss, ImportedLoss) else "-"
+    in_loss = "/mindspore/nn/loss/" in innermost or (
+        imported and innermost.endswith((f"/{module}.py", f"/{module}/__init__.py"))
+    )
+    if not in_loss:
+        return None
+    name, labels = cfg.loss.name, f"data.{split}'s labels do not fit"
+    if name in SAME_SHAPE_TARGET_LOSSES:
+        what = f"{name} takes targets of the network output's shape: {labels}"
+    elif name == "SoftmaxCrossEntropyWithLogits":
+        what = (
+            f"{name} takes one int32 class index per sample (sparse: true, the default), or one-hot or soft "
+            f"labels of the output's shape with loss.kwargs.sparse: false: {labels}"
+        )
+    else:
+        what = f"{name} cannot take data.{split}'s labels with the network's output"
+    key: Key = ("loss", "path") if imported else ("loss", "name")
+    return key, f"{what} ({exception_line(stderr)})"
+
+
+def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Key, str] | None:
+    """A factory returned something else than the script uses it as: a script line uses the returned
+    object's attribute (`network.trainable_params()` on a str, `dataset.shuffle(...)` on a list)."""
+    missing = _NO_ATTRIBUTE.match(error)
+    in_script = _frames(stderr, in_script=True)
+    if missing is None or not in_script:
+        return None
+    function, source = in_script[-1]
+    sites = _import_sites(loaded)
+    for variable, kind in _RETURNED.items():
+        if not re.search(rf"\b{variable}\.{missing.group(2)}\b", source):
+            continue
+        key = ("network", "factory") if variable == "network" else _HOSTS.get(function)
+        if key in sites:
+            return key, f"it returned a {missing.group(1)}, not a {kind} ({error})"
     return None
 
 
