@@ -106,26 +106,32 @@ def run_preflight(
     """Run both variants for one batch; [] when both pass, else one located Problem per failure.
 
     Each run is watched from outside (mscodegen.run.observer): it passes when it exits 0 having trained
-    at least one step.
+    at least one step. Under data parallel the runs train in one process; then data.train.factory's
+    dataset must take the script's sampler (mscodegen.run.shards).
     """
     from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
+    from mscodegen.run.shards import shard_problems
 
     unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
     if unreadable:
         return unreadable
+    stand_alone = loaded
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
         config = loaded.config.model_copy(update={"parallel": Parallel()})
-        loaded = dataclasses.replace(loaded, config=config)
+        stand_alone = dataclasses.replace(loaded, config=config)
     results = []
     with tempfile.TemporaryDirectory(prefix="mscodegen-preflight-") as tmp:
         workdir = Path(tmp)
-        for name, text in generate(loaded, workdir).items():
+        for name, text in generate(stand_alone, workdir).items():
             (workdir / name).write_text(text, encoding="utf-8")
         for variant, script in SCRIPT_NAMES.items():
             results.append(_run(workdir, variant, script, python, timeout))
-    problems = [problem for result in results if (problem := diagnose(result, loaded))]
-    return _merge_variants(problems)
+    problems = [problem for result in results if (problem := diagnose(result, stand_alone))]
+    if problems:
+        return _merge_variants(problems)
+    # after the runs: a factory that returns no dataset at all is better told by them
+    return shard_problems(loaded, python=python, timeout=timeout)
 
 
 def _run(workdir: Path, variant: str, script: str, python: str, timeout: float) -> RunResult:
