@@ -93,3 +93,21 @@ def test_every_builtin_source_kind_is_split_into_disjoint_shards_that_cover_it(t
             assert len(whole) == 40, kind
         else:
             assert sorted(rank0 + rank1) == sorted(whole), kind
+
+
+def test_a_capped_file_source_reads_a_share_per_worker(tmp_path: Path) -> None:
+    """What the two-rank test above runs, as text: the stand-alone script reads num_samples itself."""
+    config = {
+        "network": NET,
+        "data": {"train": {**SOURCES["mnist_capped"], "batch_size": 8}},
+        "optimizer": {"name": "momentum"},
+        "parallel": {"mode": "data_parallel", "workers": 2},
+    }
+    texts = {}
+    for mode in ("data_parallel", "stand_alone"):
+        config["parallel"] = {"mode": mode, "workers": 2 if mode == "data_parallel" else 1}
+        path = tmp_path / f"{mode}.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        texts[mode] = generate_both(path, tmp_path / mode)["native"].read_text()
+    assert "num_samples=40 // num_shards," in texts["data_parallel"]
+    assert "num_samples=40)" in texts["stand_alone"] and "num_shards" not in texts["stand_alone"]
