@@ -250,10 +250,11 @@ def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, s
             innermost = Path(m.group(2)).as_posix()
     if not innermost or isinstance(cfg, GanConfig):
         return None
-    imported = isinstance(cfg.loss, ImportedLoss)
-    module = cfg.loss.path.partition(":")[0].replace(".", "/") if isinstance(cfg.loss, ImportedLoss) else "-"
+    module = _module(cfg.loss.path) if isinstance(cfg.loss, ImportedLoss) else None
+    network = _module(cfg.network.factory) if isinstance(cfg.network, ImportedNetwork) else None
+    own = module is not None and module != network  # a module of both: the network's frames are there too
     in_loss = "/mindspore/nn/loss/" in innermost or (
-        imported and innermost.endswith((f"/{module}.py", f"/{module}/__init__.py"))
+        own and innermost.endswith((f"/{module}.py", f"/{module}/__init__.py"))
     )
     if not in_loss:
         return None
@@ -267,8 +268,14 @@ def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, s
         )
     else:
         what = f"{name} cannot take data.{split}'s labels with the network's output"
-    key: Key = ("loss", "path") if imported else ("loss", "name")
+    key: Key = ("loss", "path") if module is not None else ("loss", "name")
     return key, f"{what} ({exception_line(stderr)})"
+
+
+def _module(path: str) -> str:
+    """`pkg.mod:name` (or `pkg.mod.name`) -> pkg/mod, as a file path ends."""
+    module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
+    return module.replace(".", "/")
 
 
 def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Key, str] | None:

@@ -536,6 +536,20 @@ def test_an_imported_loss_that_fails_to_compile_maps_to_its_path(tmp_path: Path)
     assert stated.startswith("mydata:soft_loss cannot take data.train's labels with the network's output")
 
 
+def test_a_compile_failure_in_a_module_of_both_the_network_and_the_loss_is_not_blamed_on_the_loss(
+    tmp_path: Path,
+) -> None:
+    text = ACCURACY_CONFIG.replace(
+        "  kind: builtin\n  name: lenet5\n  num_classes: 10\n  input_shape: [1, 32, 32]\n",
+        "  kind: import\n  factory: mydata:not_a_cell\n",
+    )
+    cfg = _loaded(tmp_path, text, factory("(num, 1, 32, 32)", ZEROS) + SOFT_LOSS + NOT_A_CELL)
+    stderr = captured("mse_native.stderr.txt").replace(
+        "/mindspore/nn/loss/loss.py:398", f"/{tmp_path.name}/mydata.py:12", 1
+    )
+    assert map_failure(stderr, cfg)[0] != ("loss", "path")
+
+
 def test_an_attribute_missing_on_something_else_is_not_blamed_on_a_factory(tmp_path: Path) -> None:
     cfg = _loaded(tmp_path, NET_RETURNS_CONFIG, factory("(num, 1, 32, 32)", ZEROS) + NOT_A_CELL)
     stderr = captured("netreturns_native.stderr.txt").replace("network.trainable_params()", "params()")
