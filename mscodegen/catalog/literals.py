@@ -47,7 +47,7 @@ def literal(value: Any) -> str:
     Non-finite floats raise ValueError: repr() gives `inf`/`nan`, which are names, not literals
     (the schema rejects them, so a config never gets here with one).
     """
-    if isinstance(value, Lambda | Under | Fraction | PurePath | RunStamp):
+    if isinstance(value, Lambda | Under | Fraction | PurePath | RunStamp | PerShard):
         return _script_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no Python literal")
@@ -110,15 +110,22 @@ class Under:  # a path under a folder the script names: data_dir / "train.csv" (
 
 
 @dataclass(frozen=True, slots=True)
+class PerShard:  # one worker's share of a global count that divides: 40 // num_shards
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunStamp:  # when the run started, and its process: "20261205-194500-4242"
     pass
 
 
-def _script_value(value: Lambda | Under | Fraction | PurePath | RunStamp) -> str:
+def _script_value(value: Lambda | Under | Fraction | PurePath | RunStamp | PerShard) -> str:
     """A Fraction as a division (1.0 / 255.0); a PurePath absolute, or else from the script's folder
     (where a copied script finds what lies beside it)."""
     if isinstance(value, RunStamp):
         return "f\"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}\""
+    if isinstance(value, PerShard):
+        return f"{value.count} // num_shards"
     if isinstance(value, Lambda):
         return f"lambda {', '.join(value.params)}: {literal(value.body)}"
     if isinstance(value, Under):

@@ -56,7 +56,24 @@ def run(args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             continue
         print(f"{path}: ok" + (" (both variants trained and evaluated one batch)" if args.run else ""))
+        _shard_note(loaded, args.run)
     return EXIT_CONFIG if failed else EXIT_OK
+
+
+def _shard_note(loaded: LoadedConfig, ran: bool) -> None:
+    """What validate says of a data-parallel factory: checked by --run, or not checked yet."""
+    from mscodegen.run.shards import sharded_factory
+
+    if not sharded_factory(loaded):
+        return
+    if ran:
+        print(f"{loaded.path}: data.train.factory's dataset takes a sampler per worker (data parallel)")
+    else:
+        print(
+            f"note: {loaded.path}: data.train.factory is not called without --run: under data parallel its "
+            "dataset must be random-access (__getitem__) to be sharded; validate --run checks it",
+            file=sys.stderr,
+        )
 
 
 def _check_weight_files(loaded: LoadedConfig) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mscodegen.catalog import pipeline
-from mscodegen.catalog.literals import Call, Lambda, Name, Under
+from mscodegen.catalog.literals import Call, Lambda, Name, PerShard, Under
 from mscodegen.plan.setup import ImportedName, Relative
 from mscodegen.schema import Config, soft_label_classes
 from mscodegen.schema.data import (
@@ -331,7 +331,8 @@ def _source(
     kwargs = (("shuffle", v("shuffle", shuffle and in_source)), *workers)
     num_samples = getattr(spec, "num_samples", None)
     if num_samples and spec.kind in FILE_SOURCES:
-        kwargs += (("num_samples", v("num_samples", num_samples)),)
+        # sharded, the loader's num_samples counts one shard's samples: each worker reads its share
+        kwargs += (("num_samples", PerShard(num_samples) if sharded else v("num_samples", num_samples)),)
     if sharded:
         kwargs += (("num_shards", Name("num_shards")), ("shard_id", Name("shard_id")))
     if spec.kind == "digits":

@@ -24,8 +24,9 @@ from mscodegen.run.observer import observed_env
 from mscodegen.schema.data import ImportedData, fixed_transforms
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.optim import ImportedLoss
 from mscodegen.schema.parallel import Parallel
-from mscodegen.schema.training import ImportedMetric, eval_metrics
+from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES, ImportedMetric, eval_metrics
 
 TAIL_LINES = 6
 
@@ -59,6 +60,12 @@ _PRETRAINED = re.compile(r"error: .*: \d+ parameter\(s\) cannot be loaded.*(?:\n
 _NON_FINITE_LOSS = re.compile(r"loss(?:'|\")?(?: is|:)?\s*\[?(?:inf|-inf|nan)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^\[(WARNING|INFO|DEBUG)\]|^-{10,}|^- C\+\+ Call Stack|^\s*$")
 _WORKERS = re.compile(r"num_parallel_workers exceeds the boundary")
+# A frame of graph compilation's stack ("# 3 In file .../mindspore/nn/loss/loss.py:891, 20~69"), outermost first.
+_COMPILED_FRAME = re.compile(r"^# (\d+) In file (.+?):\d+")
+# What a factory returned is used on a script line: `network.trainable_params()`, `dataset.shuffle(...)`.
+_NO_ATTRIBUTE = re.compile(r"^AttributeError: '([\w.]+)' object has no attribute '(\w+)'")
+# The scripts' names for what a factory returned, and what it must be.
+_RETURNED = {"network": "mindspore.nn.Cell", "dataset": "mindspore.dataset.Dataset"}
 # MindSpore's metric modules (mindspore/train/metrics/<file>.py) and the eval.metrics names they implement
 _METRIC_FILES = {
     "accuracy.py": ("accuracy",),
@@ -99,26 +106,32 @@ def run_preflight(
     """Run both variants for one batch; [] when both pass, else one located Problem per failure.
 
     Each run is watched from outside (mscodegen.run.observer): it passes when it exits 0 having trained
-    at least one step.
+    at least one step. Under data parallel the runs train in one process; then data.train.factory's
+    dataset must take the script's sampler (mscodegen.run.shards).
     """
     from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
+    from mscodegen.run.shards import shard_problems
 
     unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
     if unreadable:
         return unreadable
+    stand_alone = loaded
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
         config = loaded.config.model_copy(update={"parallel": Parallel()})
-        loaded = dataclasses.replace(loaded, config=config)
+        stand_alone = dataclasses.replace(loaded, config=config)
     results = []
     with tempfile.TemporaryDirectory(prefix="mscodegen-preflight-") as tmp:
         workdir = Path(tmp)
-        for name, text in generate(loaded, workdir).items():
+        for name, text in generate(stand_alone, workdir).items():
             (workdir / name).write_text(text, encoding="utf-8")
         for variant, script in SCRIPT_NAMES.items():
             results.append(_run(workdir, variant, script, python, timeout))
-    problems = [problem for result in results if (problem := diagnose(result, loaded))]
-    return _merge_variants(problems)
+    problems = [problem for result in results if (problem := diagnose(result, stand_alone))]
+    if problems:
+        return _merge_variants(problems)
+    # after the runs: a factory that returns no dataset at all is better told by them
+    return shard_problems(loaded, python=python, timeout=timeout)
 
 
 def _run(workdir: Path, variant: str, script: str, python: str, timeout: float) -> RunResult:
@@ -173,6 +186,12 @@ def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
         return found
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
+    loss = _loss_failure(stderr, loaded, split)
+    if loss:
+        return loss
+    returned = _returned_failure(stderr, error, loaded)
+    if returned:
+        return returned
     if _SHAPE.search(stderr):
         key, what = _shape_key(loaded, split)
         return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
@@ -215,6 +234,65 @@ def _run_failure(stderr: str, error: str) -> tuple[Key, str] | None:
     zero = _ZERO_STEPS.search(stderr)
     if zero:
         return ("data", "train", "batch_size"), zero.group(0)
+    return None
+
+
+def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, str] | None:
+    """The loss cell failed to compile on the network output and the labels: graph compilation's
+    innermost frame is in MindSpore's loss module, or in the module of an imported loss."""
+    cfg = loaded.config
+    innermost = ""
+    for line in stderr.splitlines():
+        m = _COMPILED_FRAME.match(line)
+        if m and m.group(1) == "0" and innermost:  # a second copy of the stack follows
+            break
+        if m:
+            innermost = Path(m.group(2)).as_posix()
+    if not innermost or isinstance(cfg, GanConfig):
+        return None
+    module = _module(cfg.loss.path) if isinstance(cfg.loss, ImportedLoss) else None
+    network = _module(cfg.network.factory) if isinstance(cfg.network, ImportedNetwork) else None
+    own = module is not None and module != network  # a module of both: the network's frames are there too
+    in_loss = "/mindspore/nn/loss/" in innermost or (
+        own and innermost.endswith((f"/{module}.py", f"/{module}/__init__.py"))
+    )
+    if not in_loss:
+        return None
+    name, labels = cfg.loss.name, f"data.{split}'s labels do not fit"
+    if name in SAME_SHAPE_TARGET_LOSSES:
+        what = f"{name} takes targets of the network output's shape: {labels}"
+    elif name == "SoftmaxCrossEntropyWithLogits":
+        what = (
+            f"{name} takes one int32 class index per sample (sparse: true, the default), or one-hot or soft "
+            f"labels of the output's shape with loss.kwargs.sparse: false: {labels}"
+        )
+    else:
+        what = f"{name} cannot take data.{split}'s labels with the network's output"
+    key: Key = ("loss", "path") if module is not None else ("loss", "name")
+    return key, f"{what} ({exception_line(stderr)})"
+
+
+def _module(path: str) -> str:
+    """`pkg.mod:name` (or `pkg.mod.name`) -> pkg/mod, as a file path ends."""
+    module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
+    return module.replace(".", "/")
+
+
+def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Key, str] | None:
+    """A factory returned something else than the script uses it as: a script line uses the returned
+    object's attribute (`network.trainable_params()` on a str, `dataset.shuffle(...)` on a list)."""
+    missing = _NO_ATTRIBUTE.match(error)
+    in_script = _frames(stderr, in_script=True)
+    if missing is None or not in_script:
+        return None
+    function, source = in_script[-1]
+    sites = _import_sites(loaded)
+    for variable, kind in _RETURNED.items():
+        if not re.search(rf"\b{variable}\.{missing.group(2)}\b", source):
+            continue
+        key = ("network", "factory") if variable == "network" else _HOSTS.get(function)
+        if key in sites:
+            return key, f"it returned a {missing.group(1)}, not a {kind} ({error})"
     return None
 
 

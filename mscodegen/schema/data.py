@@ -233,7 +233,9 @@ class _FileLoader(_Loader):
     """A MindSpore loader over local files."""
 
     num_samples: PositiveInt | None = Field(
-        None, description="Read at most this many samples (the loader's num_samples); default: all."
+        None,
+        description="Read at most this many samples (the loader's num_samples); default: all. Under data parallel "
+        "in all: each worker reads its share, so it must divide evenly over parallel.workers.",
     )
 
 

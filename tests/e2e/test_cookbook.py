@@ -26,6 +26,7 @@ PARITY = {
     "early_stopping.yaml": ["--steps", "440"],  # an upper bound: early stopping ends the run (at 33)
     "resume.yaml": ["--steps", "6", "--resume-at", "3"],  # whole, then stopped at 3 and resumed
     "data_parallel.yaml": ["--steps", "4"],  # under msrun, 2 workers: the dearest run
+    "eval_every_steps.yaml": ["--steps", "12"],  # evaluations after steps 10 and 12
 }
 # finetune.yaml loads the weights pretrain_digits.yaml's script saves (see its page).
 PRETRAIN, FINETUNE = COOKBOOK / "pretrain_digits.yaml", COOKBOOK / "finetune.yaml"

@@ -21,8 +21,14 @@ from test_preflight import (  # noqa: E402
     ACCURACY_CONFIG,
     BROKEN_METRIC,
     CONFIG,
+    DATA_RETURNS_CONFIG,
     METRIC_CONFIG,
+    MSE_CONFIG,
+    NET_RETURNS_CONFIG,
     NETKWARG_CONFIG,
+    NOT_A_CELL,
+    ONE_HOT,
+    SAMPLES_LIST,
     SOFT_LOSS,
     WORKERS_CONFIG,
     factory,
@@ -81,6 +87,15 @@ CASES = {
     ),
     # more workers than CPUs: the scripts cap them (min(N, os.cpu_count())); an edited script does not
     "workers": (factory("(num, 32, 32, 1)", ZEROS), WORKERS_CONFIG, "stderr"),
+    # issue 35: what was reported at <root>
+    # one-hot float labels into the default loss (sparse: class indices)
+    "onehot": (factory("(num, 1, 32, 32)", ONE_HOT), CONFIG, "stderr"),
+    # class indices into a regression loss, which takes targets of the network output's shape
+    "mse": (factory("(num, 1, 32, 32)", ZEROS), MSE_CONFIG, "stderr"),
+    # a network factory that returns something else than a Cell
+    "netreturns": (factory("(num, 1, 32, 32)", ZEROS) + NOT_A_CELL, NET_RETURNS_CONFIG, "stderr"),
+    # a dataset factory that returns a list of samples, not a dataset
+    "datareturns": (factory("(num, 1, 32, 32)", ZEROS) + SAMPLES_LIST, DATA_RETURNS_CONFIG, "stderr"),
 }
 # what the scripts of a case are edited to before they run
 PATCHES = {"workers": ("workers = min(64, os.cpu_count())", "workers = 64")}

@@ -12,10 +12,13 @@ from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     BUILTIN_COLUMNS,
+    Cifar10Data,
     CsvData,
     Data,
     Dataset,
+    ImageFolderData,
     ImportedData,
+    MnistData,
     columns_of,
     drops_remainder,
     fixed_transforms,
@@ -86,6 +89,18 @@ def _parallel_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
                     f"{dataset.batch_size} is the global batch and must divide evenly over "
                     f"parallel.workers ({par.workers})"
                 ),
+            )
+        # a file loader's num_samples (synthetic data makes exactly its num_samples, then shards them)
+        samples = (
+            dataset.num_samples
+            if isinstance(dataset, MnistData | Cifar10Data | ImageFolderData | CsvData)
+            else None
+        )
+        if samples and samples % par.workers:
+            yield (
+                ("data", "train", "num_samples"),
+                f"{samples} samples are read in all, each worker its share: they must divide evenly over "
+                f"parallel.workers ({par.workers})",
             )
 
 

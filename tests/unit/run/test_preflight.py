@@ -89,6 +89,28 @@ WORKERS_CONFIG = CONFIG.replace(
     "    transforms: {image: [{HWC2CHW: {}}]}\n  eval",
 )
 
+# issue 35: failures that were reported at <root> (tests/preflight_texts/README.txt)
+ONE_HOT = "np.eye(10, dtype=np.float32)[np.arange(num) % 10]"
+MSE_CONFIG = CONFIG + "loss: {name: MSELoss}\n"
+NOT_A_CELL = """
+
+def not_a_cell(num_classes=10):
+    return "a network"
+"""
+NET_RETURNS_CONFIG = CONFIG.replace(
+    "  kind: builtin\n  name: lenet5\n  num_classes: 10\n  input_shape: [1, 32, 32]\n",
+    "  kind: import\n  factory: mydata:not_a_cell\n",
+)
+SAMPLES_LIST = """
+
+def sample_list(num=64):
+    return [(np.zeros((1, 32, 32), np.float32), np.int32(0))] * num
+"""
+DATA_RETURNS_CONFIG = CONFIG.replace(
+    "  train:\n    kind: import\n    factory: mydata:make_data",
+    "  train:\n    kind: import\n    factory: mydata:sample_list",
+)
+
 
 @pytest.fixture
 def loaded(tmp_path: Path) -> LoadedConfig:
@@ -448,3 +470,87 @@ def test_too_many_workers_map_to_num_workers(tmp_path: Path, variant: str) -> No
     key, line, _, message = located(RunResult(variant, 1, "", captured(f"workers_{variant}.stderr.txt")), cfg)
     assert (key, line) == ("data.train.num_workers", 11)
     assert "at most this machine's CPU count" in message
+
+
+# --- issue 35: failures that were reported at <root> --------------------------------------------------------
+
+ZEROS = "np.zeros(num, np.int32)"
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_one_hot_labels_into_the_sparse_loss_map_to_the_loss(tmp_path: Path, variant: str) -> None:
+    """Graph compilation fails inside MindSpore's loss module: the loss is named, with what it takes."""
+    cfg = _loaded(tmp_path, CONFIG, factory("(num, 1, 32, 32)", ONE_HOT))
+    key, line, _, message = located(RunResult(variant, 1, "", captured(f"onehot_{variant}.stderr.txt")), cfg)
+    assert (key, line) == ("loss.name", 1)  # not written: the key is named, the file's first line given
+    assert "SoftmaxCrossEntropyWithLogits takes one int32 class index per sample" in message
+    assert "loss.kwargs.sparse: false: data.train's labels do not fit" in message
+    assert "labels_type] must be a type of {Tensor[Int32], Tensor[Int64]}" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_class_indices_into_a_regression_loss_map_to_the_loss_name(tmp_path: Path, variant: str) -> None:
+    cfg = _loaded(tmp_path, MSE_CONFIG, factory("(num, 1, 32, 32)", ZEROS))
+    key, line, column, message = located(
+        RunResult(variant, 1, "", captured(f"mse_{variant}.stderr.txt")), cfg
+    )
+    assert (key, line, column) == ("loss.name", 17, 14)
+    assert message.startswith(
+        f"train_{variant}.py --fast-dev-run failed: MSELoss takes targets of the network"
+    )
+    assert "need to broadcast" in message and "[16, 10] and input2.shape = [16]" in message
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_a_network_factory_returning_no_cell_maps_to_it(tmp_path: Path, variant: str) -> None:
+    cfg = _loaded(tmp_path, NET_RETURNS_CONFIG, factory("(num, 1, 32, 32)", ZEROS) + NOT_A_CELL)
+    stderr = captured(f"netreturns_{variant}.stderr.txt")
+    key, line, column, message = located(RunResult(variant, 1, "", stderr), cfg)
+    assert (key, line, column) == ("network.factory", 3, 12)
+    assert message.endswith(
+        "it returned a str, not a mindspore.nn.Cell "
+        "(AttributeError: 'str' object has no attribute 'trainable_params')"
+    )
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_a_dataset_factory_returning_no_dataset_maps_to_it(tmp_path: Path, variant: str) -> None:
+    cfg = _loaded(tmp_path, DATA_RETURNS_CONFIG, factory("(num, 1, 32, 32)", ZEROS) + SAMPLES_LIST)
+    stderr = captured(f"datareturns_{variant}.stderr.txt")
+    key, line, column, message = located(RunResult(variant, 1, "", stderr), cfg)
+    assert (key, line, column) == ("data.train.factory", 9, 14)
+    assert message.endswith(
+        "it returned a list, not a mindspore.dataset.Dataset "
+        "(AttributeError: 'list' object has no attribute 'shuffle')"
+    )
+
+
+def test_an_imported_loss_that_fails_to_compile_maps_to_its_path(tmp_path: Path) -> None:
+    """Its own module is the innermost frame of graph compilation (constructed from the mse text)."""
+    cfg = _loaded(tmp_path, ACCURACY_CONFIG, factory("(num, 1, 32, 32)", ZEROS) + SOFT_LOSS)
+    stderr = captured("mse_native.stderr.txt").replace(
+        "/mindspore/nn/loss/loss.py:398", f"/{tmp_path.name}/mydata.py:12", 1
+    )
+    key, stated = map_failure(stderr, cfg)
+    assert key == ("loss", "path")
+    assert stated.startswith("mydata:soft_loss cannot take data.train's labels with the network's output")
+
+
+def test_a_compile_failure_in_a_module_of_both_the_network_and_the_loss_is_not_blamed_on_the_loss(
+    tmp_path: Path,
+) -> None:
+    text = ACCURACY_CONFIG.replace(
+        "  kind: builtin\n  name: lenet5\n  num_classes: 10\n  input_shape: [1, 32, 32]\n",
+        "  kind: import\n  factory: mydata:not_a_cell\n",
+    )
+    cfg = _loaded(tmp_path, text, factory("(num, 1, 32, 32)", ZEROS) + SOFT_LOSS + NOT_A_CELL)
+    stderr = captured("mse_native.stderr.txt").replace(
+        "/mindspore/nn/loss/loss.py:398", f"/{tmp_path.name}/mydata.py:12", 1
+    )
+    assert map_failure(stderr, cfg)[0] != ("loss", "path")
+
+
+def test_an_attribute_missing_on_something_else_is_not_blamed_on_a_factory(tmp_path: Path) -> None:
+    cfg = _loaded(tmp_path, NET_RETURNS_CONFIG, factory("(num, 1, 32, 32)", ZEROS) + NOT_A_CELL)
+    stderr = captured("netreturns_native.stderr.txt").replace("network.trainable_params()", "params()")
+    assert map_failure(stderr, cfg)[0] == ()

@@ -1,0 +1,91 @@
+"""`validate --run` under data parallel: can data.train.factory's dataset be sharded?
+
+The one-batch runs (mscodegen.run.preflight) train in one process, without `parallel`, so they never
+give the dataset a DistributedSampler. This check generates the data-parallel script and, in a child
+process, calls its own train dataset function as rank 0 of `parallel.workers`: the script's check
+(a source without __getitem__ ignores the sampler) then runs on what the factory really returns.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mscodegen.config.errors import Problem
+from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.run.preflight import exception_line
+from mscodegen.schema.data import ImportedData
+
+# Imports the script (argv[1]) as a module and builds rank 0's share of the training data.
+_PROBE = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("train_script", sys.argv[1])
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+getattr(script, sys.argv[2])(num_shards=int(sys.argv[3]), shard_id=0)
+"""
+# The scripts' own refusal (templates/_data.py.j2, Sampler).
+_REFUSED = re.compile(
+    r"^error: data\.train\.factory: (a source without __getitem__ cannot be sharded)$", re.M
+)
+FIX = (
+    "return a random-access source: a class with `__getitem__` and `__len__` given to ds.GeneratorDataset, "
+    "or ds.NumpySlicesDataset of arrays"
+)
+
+
+def sharded_factory(loaded: LoadedConfig) -> bool:
+    """Data parallel with an imported train dataset: only running its factory shows whether it shards."""
+    cfg = loaded.config
+    return cfg.parallel.mode == "data_parallel" and isinstance(cfg.data.train, ImportedData)
+
+
+def shard_problems(
+    loaded: LoadedConfig, *, python: str = sys.executable, timeout: float = 600
+) -> list[Problem]:
+    """[] when rank 0's share of data.train can be built under data parallel, else one problem at
+    data.train.factory: the scripts' refusal with its fix, or what else failed."""
+    from mscodegen.output.generate import generate, plans_of
+
+    cfg = loaded.config
+    if not sharded_factory(loaded):
+        return []
+    workers = cfg.parallel.workers
+    with tempfile.TemporaryDirectory(prefix="mscodegen-shards-") as tmp:
+        workdir = Path(tmp)
+        script = workdir / SCRIPT_NAMES["native"]
+        script.write_text(generate(loaded, workdir, ("native",))[script.name], encoding="utf-8")
+        shared, _ = plans_of(loaded, workdir, ("native",))
+        function = shared.datasets[0].call.func  # train's: create_train_dataset(num_shards, shard_id)
+        cmd = [python, "-c", _PROBE, script.name, function, str(workers)]
+        try:
+            done = subprocess.run(
+                cmd, cwd=workdir, capture_output=True, text=True, errors="replace", timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            return [_at(loaded, f"building rank 0's share of {workers} took over {timeout:g} s")]
+    if done.returncode == 0:
+        return []
+    refused = _REFUSED.search(done.stderr)
+    if refused:
+        return [
+            _at(
+                loaded,
+                f"{refused.group(1)}: under data parallel ({workers} workers) every worker would train on "
+                f"all of its data, so both scripts stop before training; {FIX}",
+            )
+        ]
+    # the one-batch runs passed: what failed is giving the dataset its sampler
+    error = exception_line(done.stderr) or (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return [_at(loaded, f"building rank 0's share of {workers} failed: {error}")]
+
+
+def _at(loaded: LoadedConfig, message: str) -> Problem:
+    key = ("data", "train", "factory")
+    if loaded.loaded_yaml:
+        return problem_at(loaded.loaded_yaml, key, message)
+    return Problem(".".join(key), None, None, message)
