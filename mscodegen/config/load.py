@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from mscodegen.config.compose import compose
+from mscodegen.config.compose import compose, with_origin
 from mscodegen.config.errors import ConfigError, Problem, format_path
 from mscodegen.config.forms import ONE_NETWORK_ONLY, form_problems, root_model
 from mscodegen.config.reader import LoadedYaml, Mark, read_config_bytes
@@ -46,6 +46,8 @@ class LoadedConfig:
     sha256: str
     overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts applied, in order
     loaded_yaml: LoadedYaml | None = field(default=None, repr=False)  # the composed tree, for `show`
+    # compose's: a base file -> the `extends` entry that brought it in
+    brought_in: dict[str, Mark] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -95,8 +97,8 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         found += [*identifier_problems(config, valid), *file_problems(config, path.parent, valid)]
     problems += [problem_at(loaded, key, message) for key, message in found]
     if problems:
-        raise ConfigError(problems, loaded.source)
-    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
+        raise ConfigError(with_origin(problems, composed.brought_in), loaded.source)
+    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded, composed.brought_in)
 
 
 def _partial_config(
@@ -182,7 +184,9 @@ def weight_problems(loaded: LoadedConfig) -> list[Problem]:
     found = weight_file_problems(loaded.config, loaded.path.parent)
     if loaded.loaded_yaml is None:
         return [Problem(format_path(key), 1, 1, message) for key, message in found]
-    return [problem_at(loaded.loaded_yaml, key, message) for key, message in found]
+    return with_origin(
+        [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
+    )
 
 
 def problem_at(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:
