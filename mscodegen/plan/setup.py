@@ -19,7 +19,7 @@ from mscodegen.schema.data import CsvData, pipelines_of
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.names import RESERVED_NAMES
-from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, Initializer, MindcvNetwork
 from mscodegen.schema.optim import (
     CosineLR,
     DecayRule,
@@ -30,7 +30,7 @@ from mscodegen.schema.optim import (
     PolynomialLR,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
-from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
+from mscodegen.schema.training import BuiltinMetric, ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
     "momentum": "Momentum",
@@ -426,8 +426,13 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     if cfg.data.eval is None:
         return ()
     out = []
+    # nn.MAE / nn.MSE sum a sample's errors and average over samples; the losses average over elements.
+    # One output per sample: the same number; more, or an imported network's unknown count: ElementMean.
+    outputs = None if isinstance(cfg.network, ImportedNetwork) else cfg.network.num_classes
     for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
-        if isinstance(m, ImportedMetric):
+        if isinstance(m, BuiltinMetric) and m.name in ("mae", "mse") and outputs != 1:
+            out.append(Metric(m.key, Call("ElementMean", (METRIC_CLASSES[m.name],)), None))
+        elif isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
             out.append(Metric(m.key, Call.of(factory.bound, **m.kwargs), factory))
         elif isinstance(m, TopKMetric):

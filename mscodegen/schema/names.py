@@ -26,7 +26,7 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "ElementMean", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
