@@ -55,8 +55,17 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(exc, file=sys.stderr)
             continue
+        _print_hints(loaded)
         print(f"{path}: ok" + (" (both variants trained and evaluated one batch)" if args.run else ""))
     return EXIT_CONFIG if failed else EXIT_OK
+
+
+def _print_hints(loaded: LoadedConfig) -> None:
+    """What is not wrong but surprises, as warnings at their keys (the config stays valid: exit 0)."""
+    from mscodegen.config.load import hints
+
+    for hint in hints(loaded):
+        print(f"warning: {hint.format(str(loaded.path))}", file=sys.stderr)
 
 
 def _check_weight_files(loaded: LoadedConfig) -> None:

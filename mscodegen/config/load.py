@@ -32,6 +32,7 @@ from mscodegen.schema.rules import (
     identifier_problems,
     weight_file_problems,
 )
+from mscodegen.schema.rules.hints import dropout_hints
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
@@ -184,6 +185,17 @@ def weight_problems(loaded: LoadedConfig) -> list[Problem]:
     found = weight_file_problems(loaded.config, loaded.path.parent)
     if loaded.loaded_yaml is None:
         return [Problem(format_path(key), 1, 1, message) for key, message in found]
+    return with_origin(
+        [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
+    )
+
+
+def hints(loaded: LoadedConfig) -> list[Problem]:
+    """What is not wrong but surprises (schema/rules/hints.py), at its key: `validate` warns of it, `parity`
+    explains a difference with it."""
+    found = dropout_hints(loaded.config, loaded.path.parent)
+    if loaded.loaded_yaml is None:
+        return [Problem(format_path(key), None, None, message) for key, message in found]
     return with_origin(
         [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
     )
