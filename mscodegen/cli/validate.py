@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(exc, file=sys.stderr)
             continue
+        _print_hints(loaded)
         print(f"{path}: ok" + (" (both variants trained and evaluated one batch)" if args.run else ""))
         _shard_note(loaded, args.run)
     return EXIT_CONFIG if failed else EXIT_OK
@@ -74,6 +75,14 @@ def _shard_note(loaded: LoadedConfig, ran: bool) -> None:
             "dataset must be random-access (__getitem__) to be sharded; validate --run checks it",
             file=sys.stderr,
         )
+
+
+def _print_hints(loaded: LoadedConfig) -> None:
+    """What is not wrong but surprises, as warnings at their keys (the config stays valid: exit 0)."""
+    from mscodegen.config.load import hints
+
+    for hint in hints(loaded):
+        print(f"warning: {hint.format(str(loaded.path))}", file=sys.stderr)
 
 
 def _check_weight_files(loaded: LoadedConfig) -> None:

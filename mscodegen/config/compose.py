@@ -1,7 +1,9 @@
 """Compose a config from its `extends:` bases and `--set KEY=VALUE` overrides.
 
-Mappings merge key by key; lists and scalars replace. Every mark of the result carries the
-file (or ``--set ...``) that wrote the value, so errors point where the value was written.
+Mappings merge key by key; lists and scalars replace; a mapping with `_delete_: true` (MMEngine's
+convention) replaces the bases' mapping instead of merging into it. Every mark of the result carries the
+file (or ``--set ...``) that wrote the value, so errors point where the value was written, and a base
+file's error also names the `extends` entry that brought the base in (`brought_in`).
 Relative `data.*.path` values written in a base are rewritten relative to the top config, so
 they resolve against the file that wrote them; `package.module:name` imports are looked up next
 to the top config (and on sys.path).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from mscodegen.config.reader import (
 from mscodegen.schema._base import path_text_problem
 
 EXTENDS = "extends"
+DELETE = "_delete_"  # in a file that extends: this mapping replaces the bases' one
 YAML_SUFFIXES = (".yaml", ".yml")  # a base must be one: `extends: /etc/shadow` is refused unread
 MAX_EXTENDS_DEPTH = 16  # bases of bases; the examples use 1
 MAX_FILES = 32  # files read for one config (a base extended twice counts twice)
@@ -43,12 +46,19 @@ class Composed:
     loaded: LoadedYaml
     files: list[Path]  # every file read, bases first
     sha256: str
+    # a base file (as marks name it) -> the mark of the `extends` entry that first read it
+    brought_in: dict[str, Mark] = dataclasses.field(default_factory=dict)
 
 
 def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
     """The merged tree of `path`, its bases and `overrides`; raise ConfigError (located)."""
     read: list[tuple[Path, bytes]] = []
-    merged = _load(path, (), read, Budget())
+    brought_in: dict[str, Mark] = {}
+    try:
+        merged = _load(path, (), read, Budget(), brought_in)
+    except ConfigError as exc:
+        located = [dataclasses.replace(p, source=p.source or exc.source) for p in exc.problems]
+        raise ConfigError(with_origin(located, brought_in), exc.source) from None
     problems: list[Problem] = []
     for text in overrides:
         problems += _apply_set(merged, text)
@@ -64,7 +74,27 @@ def compose(path: Path, overrides: Sequence[str] = ()) -> Composed:
             digest.update(os.fsencode(file.as_posix()) + b"\0" + raw + b"\0")
         for text in overrides:
             digest.update(b"--set\0" + text.encode("utf-8", "surrogateescape") + b"\0")
-    return Composed(merged, [file for file, _ in read], digest.hexdigest())
+    return Composed(merged, [file for file, _ in read], digest.hexdigest(), brought_in)
+
+
+def with_origin(problems: Sequence[Problem], brought_in: dict[str, Mark]) -> list[Problem]:
+    """`problems`, those in a base file ending with the `extends` entries that brought it in (innermost first)."""
+    out = []
+    for problem in problems:
+        chain: list[str] = []
+        source = problem.source
+        while source in brought_in and len(chain) <= MAX_EXTENDS_DEPTH:  # no cycle: compose refused them
+            entry = brought_in[source]
+            chain.append(f"{entry.source}:{entry.line}:{entry.column}")
+            source = entry.source
+        if len(chain) > 2:  # a long chain: the entry in the base's own parent and the one in the config
+            chain = [chain[0], "...", chain[-1]]
+        if chain:
+            problem = dataclasses.replace(
+                problem, message=f"{problem.message} (base brought in by extends at {' <- '.join(chain)})"
+            )
+        out.append(problem)
+    return out
 
 
 def set_source(text: str) -> str:
@@ -97,7 +127,13 @@ def _base_problem(base: Path, entry: str, chain: tuple[Path, ...], read: int) ->
     return f"base {base}: {problem}" if problem else None
 
 
-def _load(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]], budget: Budget) -> LoadedYaml:
+def _load(
+    path: Path,
+    chain: tuple[Path, ...],
+    read: list[tuple[Path, bytes]],
+    budget: Budget,
+    brought_in: dict[str, Mark],
+) -> LoadedYaml:
     source = str(path)
     raw = read_config_bytes(path, budget)
     # duplicate keys come back as problems
@@ -120,8 +156,9 @@ def _load(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]], b
             if problem is not None:
                 problems.append(_problem(loaded, at, problem))
                 continue
+            brought_in.setdefault(str(base), loaded.marks[at])
             try:
-                base_loaded = _load(base, chain, read, budget)
+                base_loaded = _load(base, chain, read, budget, brought_in)
             except ConfigError as exc:  # a limit of the whole tree: say where the base was named
                 if any(p.line for p in exc.problems) or exc.source != str(base):
                     raise
@@ -132,9 +169,59 @@ def _load(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]], b
         if problems:
             raise ConfigError(problems, source)
     _drop(loaded, (EXTENDS,))
+    replaced, problems = _replacements(loaded, merged, extends=bases is not None)
+    if problems:
+        raise ConfigError(problems, source)
+    for where in replaced:  # what the bases had there is forgotten; the merge below writes this file's
+        _drop(merged, where)
+        _set(merged.data, where, {})
     _merge(merged, loaded, ())
     read.append((path, raw))
     return merged
+
+
+def _replacements(
+    loaded: LoadedYaml, bases: LoadedYaml, *, extends: bool
+) -> tuple[list[YamlPath], list[Problem]]:
+    """The mappings of `loaded` marked `_delete_: true`, which replace the `bases`' mapping at their path,
+    and the `_delete_` keys that mean nothing there, located at the key. Every `_delete_` is taken out."""
+    replaced: list[YamlPath] = []
+    problems: list[Problem] = []
+    for path in list(_marked_mappings(loaded.data, ())):
+        at = (*path, DELETE)
+        value = _get(loaded.data, path).pop(DELETE)
+        mark = loaded.key_marks[at]
+        _drop(loaded, at)
+        old: Any = bases.data
+        for element in path:
+            old = old.get(element) if isinstance(old, dict) and isinstance(element, str) else None
+        if value is not True:
+            why = f"takes true (this mapping replaces the base's instead of merging into it), not {printable(repr(value), MAX_SHOWN)}"
+        elif not extends:
+            why = "_delete_: true replaces a base's mapping, and this file extends no base"
+        elif not path:
+            why = "_delete_: true at the top would replace every base: remove `extends` instead"
+        elif any(isinstance(element, int) for element in path):
+            why = "means nothing inside a list: a list replaces the base's list whole already"
+        elif not isinstance(old, dict):
+            why = f"the bases have no mapping at {format_path(path)} to replace: remove _delete_"
+        else:
+            replaced.append(path)
+            continue
+        problems.append(Problem(format_path(at), mark.line, mark.column, why, mark.source))
+    return replaced, problems
+
+
+def _marked_mappings(data: Any, path: YamlPath) -> Iterator[YamlPath]:
+    """The paths of the mappings in `data` that have a `_delete_` key, outermost first."""
+    if isinstance(data, dict):
+        if DELETE in data:
+            yield path
+        for key, value in data.items():
+            yield from _marked_mappings(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _marked_mappings(value, (*path, i))
 
 
 def _merge(dst: LoadedYaml, src: LoadedYaml, path: YamlPath) -> None:
@@ -177,10 +264,9 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
             printable(key, MAX_SHOWN), "the key has bytes that are not UTF-8; a config's keys are text"
         )
     try:
-        value = load_value(raw, source) if raw.strip() else ""
+        value = _set_value(raw, source)
     except ConfigError as exc:
-        reason = exc.problems[0].message.removeprefix("cannot read value: ")  # the reader's own prefix
-        return problem(printable(key, MAX_SHOWN), f"cannot read value: {reason}")
+        return problem(printable(key, MAX_SHOWN), exc.problems[0].message)
     path: YamlPath = ()
     node: Any = merged.data
     parts = key.split(".")
@@ -201,6 +287,19 @@ def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
                 merged.key_marks.setdefault(path, mark)
             node = node[step]
     return []
+
+
+def _set_value(raw: str, source: str) -> Any:
+    """A --set's VALUE read as YAML; ConfigError (its message only) when it cannot be, or holds a `_delete_`."""
+    try:
+        value = load_value(raw, source) if raw.strip() else ""
+    except ConfigError as exc:
+        reason = exc.problems[0].message.removeprefix("cannot read value: ")  # the reader's own prefix
+        raise ConfigError([Problem("", None, None, f"cannot read value: {reason}")], source) from None
+    if next(_marked_mappings(value, ()), None) is not None:  # a path, () for the top: test for one
+        why = f"{DELETE} means nothing in a --set value: a mapping VALUE replaces the key whole already"
+        raise ConfigError([Problem("", None, None, why)], source)
+    return value
 
 
 def _step(

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from mscodegen.config.compose import compose
+from mscodegen.config.compose import compose, with_origin
 from mscodegen.config.errors import ConfigError, Problem, format_path
 from mscodegen.config.forms import ONE_NETWORK_ONLY, form_problems, root_model
 from mscodegen.config.reader import LoadedYaml, Mark, read_config_bytes
@@ -32,6 +32,7 @@ from mscodegen.schema.rules import (
     identifier_problems,
     weight_file_problems,
 )
+from mscodegen.schema.rules.hints import dropout_hints
 
 # Config.name's pattern. Without `name:` the file's stem names the run: it goes into the
 # scripts' docstrings and the output directory, so it must obey the same pattern.
@@ -46,6 +47,8 @@ class LoadedConfig:
     sha256: str
     overrides: tuple[str, ...] = ()  # the --set KEY=VALUE texts applied, in order
     loaded_yaml: LoadedYaml | None = field(default=None, repr=False)  # the composed tree, for `show`
+    # compose's: a base file -> the `extends` entry that brought it in
+    brought_in: dict[str, Mark] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -95,8 +98,8 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         found += [*identifier_problems(config, valid), *file_problems(config, path.parent, valid)]
     problems += [problem_at(loaded, key, message) for key, message in found]
     if problems:
-        raise ConfigError(problems, loaded.source)
-    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded)
+        raise ConfigError(with_origin(problems, composed.brought_in), loaded.source)
+    return LoadedConfig(config, path, composed.sha256, tuple(overrides), loaded, composed.brought_in)
 
 
 def _partial_config(
@@ -182,7 +185,20 @@ def weight_problems(loaded: LoadedConfig) -> list[Problem]:
     found = weight_file_problems(loaded.config, loaded.path.parent)
     if loaded.loaded_yaml is None:
         return [Problem(format_path(key), 1, 1, message) for key, message in found]
-    return [problem_at(loaded.loaded_yaml, key, message) for key, message in found]
+    return with_origin(
+        [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
+    )
+
+
+def hints(loaded: LoadedConfig) -> list[Problem]:
+    """What is not wrong but surprises (schema/rules/hints.py), at its key: `validate` warns of it, `parity`
+    explains a difference with it."""
+    found = dropout_hints(loaded.config, loaded.path.parent)
+    if loaded.loaded_yaml is None:
+        return [Problem(format_path(key), None, None, message) for key, message in found]
+    return with_origin(
+        [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
+    )
 
 
 def problem_at(loaded: LoadedYaml, key: tuple[str | int, ...], message: str) -> Problem:

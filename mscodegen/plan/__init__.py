@@ -411,6 +411,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "check_step": model,
         "epoch_time": model and s.time_monitor and s.eval_per_epoch,
         "binary_metric": s.binary_metric,
+        "element_mean": any(m.call.func == "ElementMean" for m in s.metrics),
         "auc": s.auc_metric,
         "evaluate": not model and s.eval_data is not None,
         "early_stop": s.early_stopping is not None,

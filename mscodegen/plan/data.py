@@ -326,7 +326,7 @@ def _source(
     if isinstance(spec, ImportedData):
         factory = rel.imported(spec.factory, f"data.{split}.factory")
         kwargs = tuple((k, v(k, value) if k in PARAMETERS else value) for k, value in spec.kwargs.items())
-        return [Imported(factory, Call(factory.attr, kwargs=kwargs))]
+        return [Imported(factory, Call(factory.bound, kwargs=kwargs))]
     in_source = not isinstance(spec.shuffle, ShuffleBuffer) or spec.shuffle.in_source
     kwargs = (("shuffle", v("shuffle", shuffle and in_source)), *workers)
     num_samples = getattr(spec, "num_samples", None)

@@ -243,7 +243,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     else:
         kind = "import"
         factory = rel.imported(net.factory, f"gan.{role}.network.factory")
-        builder, kwargs = factory.attr, dict(net.kwargs)
+        builder, kwargs = factory.bound, dict(net.kwargs)
     opt_args = optimizer_args(opt)
     if opt.weight_decay:
         opt_args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))

@@ -105,6 +105,8 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     elif shared.eval_data is not None and amp.cast_loss_fp32:
         eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
     from_train = {*net.classes, use.call.func}
+    if shared.eval_data is not None:  # the metric classes train.py writes (ElementMean, BinaryMetric, AUC)
+        from_train |= {m.call.func for m in shared.metrics if m.factory is None and "." not in m.call.func}
     if shared.loss.on_indices and shared.eval_data is not None:
         from_train.add("FocalLossOnIndices")
     if eval_cell is not None and eval_cell.func == "WithEvalColumns":

@@ -18,7 +18,8 @@ from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema.data import CsvData, pipelines_of
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
-from mscodegen.schema.network import BuiltinNetwork, Initializer, MindcvNetwork
+from mscodegen.schema.names import RESERVED_NAMES
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, Initializer, MindcvNetwork
 from mscodegen.schema.optim import (
     CosineLR,
     DecayRule,
@@ -29,7 +30,7 @@ from mscodegen.schema.optim import (
     PolynomialLR,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
-from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
+from mscodegen.schema.training import BuiltinMetric, ImportedMetric, TopKMetric, eval_metrics
 
 OPTIMIZER_CLASSES = {
     "momentum": "Momentum",
@@ -77,7 +78,18 @@ class Relative:
         top = self.config_dir / module.split(".")[0]
         local = top.with_suffix(".py").is_file() or (top / "__init__.py").is_file()
         sys_path = Path(os.path.relpath(self.config_dir, self.out_dir)).as_posix() if local else None
-        return ImportedName(module=module, attr=attr, sys_path=sys_path, key=key)
+        return ImportedName(module=module, attr=attr, sys_path=sys_path, key=key, alias=_alias(attr))
+
+
+def _alias(attr: str) -> str:
+    """The name a user object is imported as when its own would shadow one of the script's (a network
+    class MLP, a factory shapes): UserMLP, user_shapes; "" when its own name is safe to bind."""
+    if attr not in RESERVED_NAMES:
+        return ""
+    alias = f"User{attr}" if attr[:1].isupper() else f"user_{attr}"
+    while alias in RESERVED_NAMES:  # no script name starts so today; this keeps it true
+        alias += "_"
+    return alias
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +100,12 @@ class ImportedName:
     attr: str
     sys_path: str | None  # the config's directory relative to the script, or None: an installed module
     key: str  # the YAML key that names it
+    alias: str = ""  # `import attr as alias`: attr is one of the script's own names (schema/names.py)
+
+    @property
+    def bound(self) -> str:
+        """The name the script calls it by."""
+        return self.alias or self.attr
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +264,7 @@ def build_network(cfg: Config, rel: Relative) -> Network:
     factory = rel.imported(net.factory, "network.factory")
     return Network(
         "import",
-        Call.of(factory.attr, **net.kwargs),
+        Call.of(factory.bound, **net.kwargs),
         net.factory,
         f"{factory.attr} from {factory.module}",
         factory=factory,
@@ -261,7 +279,7 @@ def build_loss(cfg: Config, rel: Relative) -> Loss:
     if isinstance(cfg.loss, ImportedLoss):
         factory = rel.imported(cfg.loss.path, "loss.path")
         return Loss(
-            f"{factory.module}:{factory.attr} (imported)", Call.of(factory.attr, **cfg.loss.kwargs), factory
+            f"{factory.module}:{factory.attr} (imported)", Call.of(factory.bound, **cfg.loss.kwargs), factory
         )
     kwargs: dict[str, object] = {}
     if cfg.loss.kwargs is not None:
@@ -408,10 +426,15 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     if cfg.data.eval is None:
         return ()
     out = []
+    # nn.MAE / nn.MSE sum a sample's errors and average over samples; the losses average over elements.
+    # One output per sample: the same number; more, or an imported network's unknown count: ElementMean.
+    outputs = None if isinstance(cfg.network, ImportedNetwork) else cfg.network.num_classes
     for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
-        if isinstance(m, ImportedMetric):
+        if isinstance(m, BuiltinMetric) and m.name in ("mae", "mse") and outputs != 1:
+            out.append(Metric(m.key, Call("ElementMean", (METRIC_CLASSES[m.name],)), None))
+        elif isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
-            out.append(Metric(m.key, Call.of(factory.attr, **m.kwargs), factory))
+            out.append(Metric(m.key, Call.of(factory.bound, **m.kwargs), factory))
         elif isinstance(m, TopKMetric):
             out.append(Metric(m.key, Call("nn.TopKCategoricalAccuracy", (m.k,)), None))
         else:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mscodegen.config.errors import ConfigError, Problem
-from mscodegen.config.load import LoadedConfig, load_config
+from mscodegen.config.load import LoadedConfig, hints, load_config
 from mscodegen.output.generate import generate
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
@@ -442,6 +442,10 @@ def _run_and_compare(
         except PlotError as exc:
             print(f"error: {exc}", file=sys.stderr)
     if not_identical(problems):
+        if not on_disk:  # what in the config can explain it (a directory's config is not at hand)
+            loaded = load_config(target, overrides)
+            for hint in hints(loaded):
+                print(f"hint: {hint.format(str(loaded.path))}", file=sys.stderr)
         return 1
     print(
         f"identical: {len(model.steps)} steps"

@@ -1,8 +1,9 @@
-"""Names the generated scripts use themselves, which the user's imported objects must not take.
+"""Names the generated scripts use themselves, which the user's imported objects must not bind.
 
-A factory is imported by its own name inside the function that calls it (`from nets import sys` in
-train() or create_dataset()), so a user object named like one of the script's names shadows it there: `sys`
-before the import is then an UnboundLocalError, a `process_gradients` calls itself forever.
+A factory is imported inside the function that calls it (`from nets import Net` in train() or
+create_dataset()), so a user object imported by a name of the script's would shadow it there: `sys`
+before the import would be an UnboundLocalError, a `process_gradients` would call itself forever. Such
+an object is imported under another name (`from nets import MLP as UserMLP`, plan/setup.py `_alias`).
 tests/unit/schema/test_names.py checks that every module-level name of generated/*/*.py, and every local name of
 the functions that import a user object, is in this set, so it cannot fall behind the templates.
 """
@@ -25,7 +26,7 @@ SCRIPT_IMPORTS = frozenset(
 # Functions and classes the templates define at module level.
 SCRIPT_DEFINITIONS = frozenset(
     {
-        "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
+        "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "ElementMean", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
@@ -100,16 +101,6 @@ GAN_NAMES = frozenset(
 )  # fmt: skip
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 RESERVED_NAMES = SCRIPT_NAMES | GAN_NAMES | BUILTIN_NAMES
-
-
-def collision(name: str, *, gan: bool = False) -> str | None:
-    """Why `name` (already NFKC-normalized) cannot name a user object in the scripts (the GAN
-    scripts: `gan`), or None."""
-    if name in SCRIPT_NAMES or (gan and name in GAN_NAMES):
-        return f"{name!r} is a name the generated scripts use themselves; rename your object"
-    if name in BUILTIN_NAMES:
-        return f"{name!r} would shadow Python's builtin {name}() in the generated scripts; rename your object"
-    return None
 
 
 def column_collision(name: str) -> str | None:

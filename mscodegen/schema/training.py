@@ -77,7 +77,9 @@ class BuiltinMetric(Section):
     """MindSpore's metric of that name: nn.Accuracy, nn.Loss (mean loss), nn.Precision, nn.Recall, nn.F1, nn.MAE,
     nn.MSE; for logits of BCEWithLogitsLoss (one per sample, or one per label) binary_accuracy, binary_precision,
     binary_recall, binary_f1 (a logit above 0 predicts 1; over every output) and auc (area under the ROC curve,
-    nn.ROC and nn.auc). Its key in the results is the name."""
+    nn.ROC and nn.auc). mae and mse are means per output element, as L1Loss and MSELoss reduce (the scripts
+    divide nn.MAE's and nn.MSE's per-sample sums by the outputs per sample when there are several, or the
+    network is imported). Its key in the results is the name."""
 
     name: Literal[
         "accuracy",

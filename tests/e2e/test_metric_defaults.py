@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -104,12 +105,66 @@ def test_dotted_monitor_needs_an_imported_metric(tmp_path: Path) -> None:
         load_config(_write(tmp_path, config))
 
 
+# Three outputs per sample, known without running the network: each metric can be computed by hand.
+FIRST_THREE_PY = """
+import mindspore.dataset as ds
+import numpy as np
+from mindspore import nn
+
+
+def make(n=16):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    y = rng.standard_normal((n, 3)).astype(np.float32)
+    return ds.NumpySlicesDataset({"image": x, "label": y}, shuffle=False)
+
+
+class FirstThree(nn.Cell):
+    # predicts its first three inputs, whatever its weights (their gradient is 0)
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 3)
+
+    def construct(self, x):
+        return x[:, :3] + 0 * self.fc(x)
+"""
+
+THREE_OUTPUTS = {
+    **REGRESSION,
+    "network": {"kind": "import", "factory": "first_three:FirstThree"},
+    "data": {
+        "train": {"kind": "import", "factory": "first_three:make", "batch_size": 8},
+        "eval": {"kind": "import", "factory": "first_three:make", "batch_size": 8},
+    },
+    "train": {"epochs": 1, "log_every_steps": 1},
+}
+
+
+def test_several_outputs_average_the_metrics_per_element(tmp_path: Path) -> None:
+    """nn.MAE / nn.MSE divide by the samples: the scripts divide by the elements too, as the losses do,
+    when there are several outputs per sample or their number is unknown (an imported network)."""
+    body = _metric_lines(tmp_path, THREE_OUTPUTS, {"first_three.py": FIRST_THREE_PY})
+    assert body == '"mae": ElementMean(nn.MAE()), "mse": ElementMean(nn.MSE()), "loss": nn.Loss()'
+    three = merge(REGRESSION, {"network": {"num_classes": 3}})
+    body = _metric_lines(tmp_path, three, {"regress.py": REGRESS_PY})
+    assert body.startswith('"mae": ElementMean(nn.MAE()), "mse": ElementMean(nn.MSE())')
+
+
 @pytest.mark.slow
-def test_regression_trains_and_evaluates_identically(tmp_path: Path) -> None:
-    model, native = run_both(_write(tmp_path, REGRESSION, {"regress.py": REGRESS_PY}), tmp_path)
+def test_regression_metrics_equal_a_hand_computation_in_both_variants(tmp_path: Path) -> None:
+    """Three outputs per sample: mae and mse as printed by both variants' evaluation are numpy's mean
+    over every element of |error| and error**2 (nn.MSE alone would give 3 times that)."""
+    model, native = run_both(_write(tmp_path, THREE_OUTPUTS, {"first_three.py": FIRST_THREE_PY}), tmp_path)
     assert step_differences(model.steps, native.steps) == []
     assert [e["metrics"] for e in model.evals] == [e["metrics"] for e in native.evals]
-    assert set(model.evals[-1]["metrics"]) == {"mae", "mse", "loss"}
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((16, 4)).astype(np.float32), rng.standard_normal((16, 3)).astype(np.float32)
+    error = x[:, :3].astype(np.float64) - y
+    metrics = model.evals[-1]["metrics"]
+    assert metrics["mse"] == pytest.approx(np.mean(error**2), rel=1e-6)
+    assert metrics["mae"] == pytest.approx(np.mean(np.abs(error)), rel=1e-6)
+    assert metrics["loss"] == pytest.approx(metrics["mse"], rel=1e-6)  # MSELoss's mean, two full batches
 
 
 @pytest.mark.slow

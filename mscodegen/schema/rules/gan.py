@@ -13,7 +13,6 @@ from mscodegen.schema import image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import ImportedData
 from mscodegen.schema.gan import DCGAN_SIZES, NOT_YET, DcganDiscriminator, DcganGenerator, GanConfig
-from mscodegen.schema.names import collision
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import _shape_key, after, chw_rules, known_train_batches
@@ -171,9 +170,6 @@ def gan_module_problems(cfg: GanConfig, config_dir: Path | None, valid: Collecti
         elif spec is not None and hasattr(spec, "path") and config_dir is not None:
             problems += _data_dir_problems(spec, ("data", split), config_dir)
     for at, path, kwargs in sites:
-        why = collision(path.partition(":")[2], gan=True)
-        if why:
-            problems.append((at, why))
-        elif config_dir is not None:
+        if config_dir is not None:
             problems += _import_problems(path, at, config_dir, kwargs)
     return problems

@@ -16,7 +16,6 @@ from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     ImportedData,
 )
-from mscodegen.schema.names import collision
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
 from mscodegen.schema.optim import (
     ImportedLoss,
@@ -51,7 +50,8 @@ def _kwargs_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[KeyPath
 
 
 def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[Violation]:
-    """Keyword names that Python reads as one (NFKC), and imported names that shadow the script's own."""
+    """Keyword names that Python reads as one (NFKC). An imported name that is one of the script's own
+    is imported under another (plan/setup.py `_alias`), so no name is refused."""
     problems: list[Violation] = []
     for at, kwargs in _kwargs_sites(cfg, valid):
         seen: dict[str, str] = {}
@@ -66,29 +66,7 @@ def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[
                     )
                 )
             seen.setdefault(normal, key)
-    for at, path in _import_sites(cfg, valid):
-        name = path.partition(":")[2]
-        why = collision(name)
-        if why:
-            problems.append((at, why))
     return problems
-
-
-def _import_sites(cfg: Config, valid: Collection[str]) -> Iterator[tuple[KeyPath, str]]:
-    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
-        yield ("network", "factory"), cfg.network.factory
-    for split in _valid_splits(valid):
-        spec = getattr(cfg.data, split)
-        if isinstance(spec, ImportedData):
-            yield ("data", split, "factory"), spec.factory
-    if "eval" in valid and cfg.eval is not None:
-        for i, metric in enumerate(cfg.eval.metrics):
-            if isinstance(metric, ImportedMetric):
-                yield ("eval", "metrics", i, "class"), metric.cls
-    if "grad" in valid and cfg.grad.process:
-        yield ("grad", "process"), cfg.grad.process
-    if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
-        yield ("loss", "path"), cfg.loss.path
 
 
 def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Violation]:

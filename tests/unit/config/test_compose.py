@@ -118,7 +118,9 @@ def test_a_yaml_base_with_foreign_content_echoes_only_short_escaped_keys(tmp_pat
     )
     child = _write(tmp_path, "c.yaml", "extends: b.yaml\n")
     (line,) = _messages(child)
-    assert line.endswith("<root>: unknown key 'root:$6$saltsaltsalt$hashhashhashhashha…'")
+    assert line.endswith(
+        f"<root>: unknown key 'root:$6$saltsaltsalt$hashhashhashhashha…' (base brought in by extends at {child}:1:10)"
+    )
 
 
 def test_a_symlink_loop_a_long_chain_and_a_wide_tree_are_stopped(tmp_path: Path) -> None:
@@ -134,7 +136,8 @@ def test_a_symlink_loop_a_long_chain_and_a_wide_tree_are_stopped(tmp_path: Path)
     start = time.process_time()  # CPU time: a loaded machine does not count
     assert _messages(tmp_path / "n0.yaml") == [
         f"{tmp_path / 'n15.yaml'}:1:10: extends: bases extend bases more than {MAX_EXTENDS_DEPTH} levels deep; "
-        "flatten the chain"
+        f"flatten the chain (base brought in by extends at {tmp_path / 'n14.yaml'}:1:10 <- ... <- "
+        f"{tmp_path / 'n0.yaml'}:1:10)"
     ]
     # Every file extends the next one twice: 2**15 reads without a cap on the files read.
     for i in range(15):

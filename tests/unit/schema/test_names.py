@@ -117,30 +117,38 @@ def test_import_path_is_normalized_as_python_imports_it(tmp_path: Path) -> None:
     assert load_config(path).config.network.factory == "nets:Net"  # type: ignore[union-attr]
 
 
-# --- collisions with the scripts' own names -----------------------------------------------------------
+# --- user objects named like the scripts' own names ------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name", ["process_gradients", "sys", "train", "np", "ms", "nn", "ops", "create_dataset", "Path"]
-)
-def test_factory_named_like_a_script_name(tmp_path: Path, name: str) -> None:
+def bound_imports(text: str) -> dict[str, str]:
+    """Every `from module import name [as alias]` of a script: the user object's name -> the name bound."""
+    return {
+        a.name: a.asname or a.name
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ImportFrom) and node.module in ("nets", "m")
+        for a in node.names
+    }
+
+
+@pytest.mark.parametrize("name", ["sys", "train", "MLP"])
+def test_factory_named_like_a_script_name_is_imported_under_another(tmp_path: Path, name: str) -> None:
     (tmp_path / "nets.py").write_text(f"def {name}():\n    pass\n")
-    text = f"""\
-network:
-  kind: import
-  factory: nets:{name}
-data:
-  train: {{kind: synthetic, image_shape: [1, 8, 8]}}
-optimizer: {{name: momentum}}
-"""
-    found = problems(tmp_path, text)
-    assert where(found) == [("network.factory", 3, 12)]
-    assert f"{name!r} is a name the generated scripts use themselves" in found[0][3]
+    (tmp_path / "cfg.yaml").write_text(
+        f"network: {{kind: import, factory: 'nets:{name}'}}\n"
+        "data:\n  train: {kind: synthetic, image_shape: [1, 8, 8]}\noptimizer: {name: momentum}\n"
+    )
+    texts = generate(load_config(tmp_path / "cfg.yaml"), tmp_path / "out")
+    alias = f"User{name}" if name[0].isupper() else f"user_{name}"
+    for script in ("train_model.py", "train_native.py", "predict.py"):
+        assert bound_imports(texts[script]) == {name: alias}, script
+        assert f"network = {alias}()" in texts[script]
 
 
-def test_every_import_site_is_checked(tmp_path: Path) -> None:
+def test_every_import_site_binds_no_script_name(tmp_path: Path) -> None:
+    """Builtins and script names at every import site: each bound under a name no script uses."""
     (tmp_path / "m.py").write_text(
-        "def sys():\n    pass\n\n\ndef len():\n    pass\n\n\ndef np():\n    pass\n\n\nclass create_dataset:\n    pass\n"
+        "def sys():\n    pass\n\n\ndef len():\n    pass\n\n\ndef np():\n    pass\n\n\n"
+        "class create_dataset:\n    pass\n\n\ndef loss():\n    pass\n"
     )
     text = """\
 network: {kind: builtin, name: mlp}
@@ -148,29 +156,29 @@ data:
   train: {kind: import, factory: 'm:sys', image_shape: [1, 8, 8]}
   eval: {kind: import, factory: 'm:len', image_shape: [1, 8, 8]}
 optimizer: {name: momentum}
+loss: {kind: import, path: 'm:loss'}
 eval:
   metrics: [{name: import, class: 'm:create_dataset', key: acc}]
 grad: {process: 'm:np'}
 """
-    found = problems(tmp_path, text)
-    assert where(found) == [
-        ("data.train.factory", 3, 34),
-        ("data.eval.factory", 4, 33),
-        ("eval.metrics[0].class", 7, 35),
-        ("grad.process", 8, 17),
-    ]
-    assert "shadow Python's builtin len()" in found[1][3]
+    (tmp_path / "cfg.yaml").write_text(text)
+    texts = generate(load_config(tmp_path / "cfg.yaml"), tmp_path / "out")
+    for script in ("train_model.py", "train_native.py"):
+        bound = bound_imports(texts[script])
+        assert set(bound) == {"sys", "len", "np", "create_dataset", "loss"}, script
+        assert not set(bound.values()) & RESERVED_NAMES, bound
+        assert "return user_np" in texts[script] and "dataset = user_len()" in texts[script]
+    assert 'metrics = {"acc": user_create_dataset()' in texts["train_native.py"]
 
 
-def test_full_width_collision_is_seen_through(tmp_path: Path) -> None:
-    (tmp_path / "nets.py").write_text("def sys():\n    pass\n")
-    text = """\
-network: {kind: import, factory: 'nets:\uff53\uff59\uff53'}
-data:
-  train: {kind: synthetic, image_shape: [1, 8, 8]}
-optimizer: {name: momentum}
-"""
-    assert where(problems(tmp_path, text)) == [("network.factory", 1, 34)]
+def test_a_safe_name_is_imported_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "nets.py").write_text(NETS)
+    (tmp_path / "cfg.yaml").write_text(
+        "network: {kind: import, factory: '\uff4eets:Net'}\n"
+        "data:\n  train: {kind: synthetic, image_shape: [1, 8, 8]}\noptimizer: {name: momentum}\n"
+    )
+    texts = generate(load_config(tmp_path / "cfg.yaml"), tmp_path / "out")
+    assert "    from nets import Net\n" in texts["train_native.py"]
 
 
 # --- the reserved set against the templates ------------------------------------------------------------
