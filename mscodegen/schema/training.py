@@ -8,7 +8,18 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, NOT_BOOL, Bool, ImportPath, Kwargs, PathText, PositiveInt, Section
+from mscodegen.schema._base import (
+    MAX_INT,
+    NOT_BOOL,
+    Bool,
+    Identifier,
+    ImportPath,
+    Kwargs,
+    PathText,
+    PositiveInt,
+    Section,
+)
+from mscodegen.schema.optim import HEADS
 
 # The most epochs a config may train: the scripts build the whole learning-rate schedule up front, one
 # float per step (steps per epoch x epochs) in a Python list. 50,000,000 epochs of a few steps needed 5.4 GB
@@ -73,6 +84,12 @@ class Train(Section):
 BINARY_METRIC_NAMES = ("binary_accuracy", "binary_precision", "binary_recall", "binary_f1", "auc")
 
 
+HEAD_DESCRIPTION = (
+    "With loss.heads: the head (label column) whose output and label the metric reads; its key in the results "
+    "is <head>_<name> (digit_accuracy)."
+)
+
+
 class BuiltinMetric(Section):
     """MindSpore's metric of that name: nn.Accuracy, nn.Loss (mean loss), nn.Precision, nn.Recall, nn.F1, nn.MAE,
     nn.MSE; for logits of BCEWithLogitsLoss (one per sample, or one per label) binary_accuracy, binary_precision,
@@ -93,11 +110,12 @@ class BuiltinMetric(Section):
         "binary_f1",
         "auc",
     ]
+    head: Identifier | None = Field(None, description=HEAD_DESCRIPTION)
 
     @property
     def key(self) -> str:
-        """Name of the metric in the evaluation results."""
-        return self.name
+        """Name of the metric in the evaluation results (`digit_accuracy` for a head's)."""
+        return self.name if self.head is None else f"{self.head}_{self.name}"
 
 
 class TopKMetric(Section):
@@ -105,10 +123,11 @@ class TopKMetric(Section):
 
     name: Literal["top_k"]
     k: PositiveInt = 5
+    head: Identifier | None = Field(None, description=HEAD_DESCRIPTION)
 
     @property
     def key(self) -> str:
-        return f"top_{self.k}"
+        return f"top_{self.k}" if self.head is None else f"{self.head}_top_{self.k}"
 
 
 class ImportedMetric(Section):
@@ -142,8 +161,9 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
         return REGRESSION_METRICS
     if loss_name == "BCEWithLogitsLoss":
         return BINARY_METRICS
-    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
-    if ":" in loss_name:
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only;
+    # loss.heads: the weighted sum only (each head's metrics name their head).
+    if ":" in loss_name or loss_name == HEADS:
         return (BuiltinMetric(name="loss"),)
     return DEFAULT_METRICS
 
@@ -170,7 +190,8 @@ class Eval(Section):
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
         "L1Loss, SmoothL1Loss, HuberLoss; binary_accuracy and loss for BCEWithLogitsLoss; loss for an "
-        "imported loss.",
+        "imported loss, and for loss.heads (their weighted sum; each head's metrics name it: {name: accuracy, "
+        "head: digit}).",
     )
 
 
