@@ -19,7 +19,7 @@ from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
 from mscodegen.schema.data import CsvData
 from mscodegen.schema.gan import GanConfig
-from mscodegen.schema.optim import ImportedLoss
+from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
 PREDICT_NAME = "predict.py"
@@ -68,6 +68,7 @@ class PredictPlan:
     classes: int | None  # the network's output is class logits: top-k of them (None: values)
     class_names: tuple[str, ...] | None  # data.class_names
     folder_classes: bool  # ImageFolderDataset's class order names the classes
+    heads: tuple[str, ...] = ()  # loss.heads: the network returns one output per head, printed each
     template: str = "predict.py.j2"
 
     @property
@@ -100,7 +101,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     net, amp = shared.network, shared.amp
     classes = _class_count(cfg)
     eval_cell = None
-    if shared.eval_data is not None and shared.columns.own_cells:
+    if shared.eval_data is not None and shared.heads is not None:
+        eval_cell = Call.of("WithEvalHeads", Name("network"), Name("loss_fn"))
+    elif shared.eval_data is not None and shared.columns.own_cells:
         eval_cell = Call.of("WithEvalColumns", Name("network"), Name("loss_fn"))
     elif shared.eval_data is not None and amp.cast_loss_fp32:
         eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
@@ -109,6 +112,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         from_train.add("FocalLossOnIndices")
     if eval_cell is not None and eval_cell.func == "WithEvalColumns":
         from_train.add("WithEvalColumns")
+    if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes
+        from_train |= {"WithEvalHeads", "HeadsLoss", "HeadMetric"}
+        from_train |= {m.call.func for m in shared.metrics if m.call.func in ("BinaryMetric", "AUC")}
     if shared.resumable:
         from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
     if shared.data_dir is not None:
@@ -148,6 +154,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         latest=shared.resumable,
         ema=shared.ema is not None,
         classes=classes,
+        heads=tuple(h.name for h in shared.heads.heads) if shared.heads is not None else (),
         class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
         folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,
     )
@@ -155,7 +162,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
 
 def _class_count(cfg: Config) -> int | None:
     """The classes the network's logits score, when the loss reads them as classes (softmax)."""
-    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES or isinstance(cfg.loss, ImportedLoss):
+    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES or isinstance(cfg.loss, ImportedLoss | HeadsLoss):
         return None
     net = cfg.network
     classes = getattr(net, "num_classes", None) or getattr(net, "kwargs", {}).get("num_classes")
