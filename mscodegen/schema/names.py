@@ -27,6 +27,7 @@ SCRIPT_DEFINITIONS = frozenset(
     {
         "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
+        "HeadMetric", "HeadsLoss", "WithEvalHeads",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
