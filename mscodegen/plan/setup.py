@@ -27,6 +27,7 @@ from mscodegen.schema.optim import (
     OneCycleLR,
     PiecewiseLR,
     PolynomialLR,
+    head_losses,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
 from mscodegen.schema.training import ImportedMetric, TopKMetric, eval_metrics
@@ -409,7 +410,7 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     if cfg.data.eval is None:
         return ()
     out = []
-    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
+    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name, head_losses(cfg.loss))):
         if isinstance(m, ImportedMetric):
             factory = rel.imported(m.cls, f"eval.metrics[{i}].class")
             out.append(Metric(m.key, Call.of(factory.attr, **m.kwargs), factory))

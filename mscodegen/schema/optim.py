@@ -95,6 +95,16 @@ class HeadsLoss(Section):
         """The heads have keyword arguments each; the section as a whole none."""
         return None
 
+    @property
+    def losses(self) -> dict[str, str]:
+        """Each head's loss's name: what its default metrics follow."""
+        return {head: loss.name for head, loss in self.heads.items()}
+
+
+def head_losses(loss: object) -> dict[str, str] | None:
+    """loss.heads: each head's loss's name (None: one loss)."""
+    return loss.losses if isinstance(loss, HeadsLoss) else None
+
 
 def head_weight_constant(head: str) -> str:
     """The scripts' constant of a head's weight: DIGIT_LOSS_WEIGHT."""

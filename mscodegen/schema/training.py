@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Annotated, Literal
 
@@ -161,18 +162,35 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
         return REGRESSION_METRICS
     if loss_name == "BCEWithLogitsLoss":
         return BINARY_METRICS
-    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only;
-    # loss.heads: the weighted sum only (each head's metrics name their head).
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only
+    # (loss.heads without its heads' losses too: eval_metrics gives each head's).
     if ":" in loss_name or loss_name == HEADS:
         return (BuiltinMetric(name="loss"),)
     return DEFAULT_METRICS
 
 
-def eval_metrics(section: Eval | None, loss_name: str) -> tuple[Metric, ...]:
-    """The metrics evaluated: eval.metrics as written, else the loss's defaults."""
+def eval_metrics(
+    section: Eval | None, loss_name: str, heads: Mapping[str, str] | None = None
+) -> tuple[Metric, ...]:
+    """The metrics evaluated: eval.metrics as written, else the loss's defaults (with loss.heads, `heads`:
+    head -> its loss's name, each head's)."""
     if section is not None and "metrics" in section.model_fields_set:
         return tuple(section.metrics)
+    if heads:
+        return head_default_metrics(heads)
     return default_metrics(loss_name)
+
+
+def head_default_metrics(heads: Mapping[str, str]) -> tuple[Metric, ...]:
+    """loss.heads without eval.metrics: each head's loss's defaults but the loss (digit_accuracy,
+    parity_binary_accuracy), then the loss, their weighted sum."""
+    per_head = [
+        metric.model_copy(update={"head": head})
+        for head, loss in heads.items()
+        for metric in default_metrics(loss)
+        if metric.name != "loss"
+    ]
+    return (*per_head, BuiltinMetric(name="loss"))
 
 
 class Eval(Section):
@@ -190,8 +208,8 @@ class Eval(Section):
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
         "L1Loss, SmoothL1Loss, HuberLoss; binary_accuracy and loss for BCEWithLogitsLoss; loss for an "
-        "imported loss, and for loss.heads (their weighted sum; each head's metrics name it: {name: accuracy, "
-        "head: digit}).",
+        "imported loss; with loss.heads, each head's loss's defaults for that head ({name: accuracy, head: digit}, "
+        "key digit_accuracy), then loss (their weighted sum).",
     )
 
 

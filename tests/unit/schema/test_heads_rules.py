@@ -120,3 +120,19 @@ def test_the_recipe_plan(tmp_path: Path) -> None:
         "HEADS = ['digit', 'parity']" in texts["predict.py"]
         or 'HEADS = ["digit", "parity"]' in texts["predict.py"]
     )
+
+
+def test_without_eval_metrics_each_head_gets_its_loss_defaults(tmp_path: Path) -> None:
+    tree = {key: value for key, value in BASE.items() if key != "eval"}
+    shared = build_shared(
+        load_config(_write(tmp_path, tree)).config,
+        source="cfg.yaml",
+        config_dir=tmp_path,
+        out_dir=tmp_path / "out",
+        name="heads",
+    )
+    assert [(m.key, m.head) for m in shared.metrics] == [
+        ("digit_accuracy", 0),
+        ("parity_binary_accuracy", 1),
+        ("loss", None),
+    ]
