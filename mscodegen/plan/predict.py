@@ -41,6 +41,15 @@ _READERS: dict[str, Reader] = {
 
 
 @dataclass(frozen=True, slots=True)
+class PredictHead:
+    """How predict.py reads one head's output: its top class (softmax), the probability of 1 per logit
+    (sigmoid, BCEWithLogitsLoss), or its values (a regression loss)."""
+
+    name: str
+    reading: Literal["class", "probability", "value"]
+
+
+@dataclass(frozen=True, slots=True)
 class PredictPlan:
     """One predict.py: a single network's inference, evaluation and export (a GAN's: predict_gan.py)."""
 
@@ -68,7 +77,7 @@ class PredictPlan:
     classes: int | None  # the network's output is class logits: top-k of them (None: values)
     class_names: tuple[str, ...] | None  # data.class_names
     folder_classes: bool  # ImageFolderDataset's class order names the classes
-    heads: tuple[str, ...] = ()  # loss.heads: the network returns one output per head, printed each
+    heads: tuple[PredictHead, ...] = ()  # loss.heads: the network returns one output per head
     template: str = "predict.py.j2"
 
     @property
@@ -154,7 +163,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         latest=shared.resumable,
         ema=shared.ema is not None,
         classes=classes,
-        heads=tuple(h.name for h in shared.heads.heads) if shared.heads is not None else (),
+        heads=tuple(PredictHead(h.name, _reading(h.loss)) for h in shared.heads.heads)
+        if shared.heads
+        else (),
         class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
         folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,
     )
@@ -167,6 +178,13 @@ def _class_count(cfg: Config) -> int | None:
     net = cfg.network
     classes = getattr(net, "num_classes", None) or getattr(net, "kwargs", {}).get("num_classes")
     return classes if isinstance(classes, int) and classes > 1 else None
+
+
+def _reading(loss: str) -> Literal["class", "probability", "value"]:
+    """How a head trained with `loss` is read: class scores, one logit per label, or values."""
+    if loss == "BCEWithLogitsLoss":
+        return "probability"
+    return "value" if loss in SAME_SHAPE_TARGET_LOSSES else "class"
 
 
 def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:

@@ -38,6 +38,12 @@ def _head_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
                 f"label column {label!r} has no head in loss.heads: give it its loss, "
                 f"e.g. loss.heads.{label}: {{name: CrossEntropyLoss}}",
             )
+    if cfg.data.class_names is not None:
+        yield (
+            ("data", "class_names"),
+            "class_names name the classes of one output; with loss.heads predict.py prints each head's class "
+            "indices",
+        )
     if set(heads) == set(labels) and heads != labels:
         yield (
             ("loss", "heads"),

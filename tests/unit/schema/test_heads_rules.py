@@ -136,3 +136,9 @@ def test_without_eval_metrics_each_head_gets_its_loss_defaults(tmp_path: Path) -
         ("parity_binary_accuracy", 1),
         ("loss", None),
     ]
+
+
+def test_class_names_with_heads(tmp_path: Path) -> None:
+    data = {**BASE["data"], "class_names": [str(i) for i in range(10)]}
+    found = _problems(tmp_path, data=data)
+    assert [path for path, _ in found] == ["data.class_names"]
