@@ -283,10 +283,10 @@ def build_shared(
     pretrained = build_pretrained(cfg, rel)
     network, metrics, heads = build_network(cfg, rel), build_metrics(cfg, rel), build_heads(cfg)
     loss = build_loss(cfg, rel) if heads is None else heads_loss(heads)
-    if heads is not None:
-        metrics = with_heads(cfg, heads, metrics)
     freeze = build_freeze(cfg)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
+    if heads is not None:
+        metrics = with_heads(cfg, heads, metrics)
     constants = build_constants(
         cfg,
         step,
@@ -395,6 +395,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
+        "eval_columns_cell": shared.columns.own_cells and shared.heads is None,  # WithEvalHeads replaces it
         "heads_cells": shared.heads is not None,
         "train_step": writes_step,
     }
@@ -425,7 +426,8 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "binary_metric": s.binary_metric,
         "auc": s.auc_metric,
         "head_metric": any(m.head is not None for m in s.metrics),
-        "evaluate": not model and s.eval_data is not None,
+        "evaluate": not model and s.eval_data is not None and s.heads is None,
+        "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
         "callback_params": not model and s.checkpoint is not None,

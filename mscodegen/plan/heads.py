@@ -81,12 +81,18 @@ def heads_loss(heads: Heads) -> Loss:
 
 
 def with_heads(cfg: Config, heads: Heads, metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
-    """The metrics, those of a head told its position (the loss and imported metrics read every head)."""
+    """The metrics, those of a head in HeadMetric(metric, its position) (the loss and imported metrics read
+    every head's outputs)."""
     if not metrics:  # no data.eval
         return metrics
     names = [h.name for h in heads.heads]
     out = []
     for metric, entry in zip(metrics, eval_metrics(cfg.eval, cfg.loss.name, heads.losses), strict=True):
         head = getattr(entry, "head", None)
-        out.append(metric if head is None else replace(metric, head=names.index(head)))
+        index = None if head is None else names.index(head)
+        out.append(
+            metric
+            if index is None
+            else replace(metric, call=Call("HeadMetric", (metric.call, index)), head=index)
+        )
     return tuple(out)

@@ -123,7 +123,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         from_train.add("WithEvalColumns")
     if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes
         from_train |= {"WithEvalHeads", "HeadsLoss", "HeadMetric"}
-        from_train |= {m.call.func for m in shared.metrics if m.call.func in ("BinaryMetric", "AUC")}
+        from_train |= {
+            name for name, on in (("BinaryMetric", shared.binary_metric), ("AUC", shared.auc_metric)) if on
+        }
     if shared.resumable:
         from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
     if shared.data_dir is not None:

@@ -195,7 +195,7 @@ class Metric:
     key: str
     call: Call
     factory: ImportedName | None
-    head: int | None = None  # loss.heads: the position of the head it reads (HeadMetric hands it that one's)
+    head: int | None = None  # loss.heads: the position of the head it reads (call: HeadMetric(metric, head))
 
 
 def build_runtime(cfg: Config | GanConfig) -> Runtime:

@@ -103,10 +103,12 @@ def test_the_recipe_plan(tmp_path: Path) -> None:
         ("parity", "BCEWithLogitsLoss", 0.5, "PARITY_LOSS_WEIGHT"),
     ]
     assert [(m.key, m.call.func, m.head) for m in shared.metrics] == [
-        ("digit_accuracy", "nn.Accuracy", 0),
-        ("parity_binary_accuracy", "BinaryMetric", 1),
+        ("digit_accuracy", "HeadMetric", 0),
+        ("parity_binary_accuracy", "HeadMetric", 1),
         ("loss", "nn.Loss", None),
     ]
+    assert [m.call.args[0].func for m in shared.metrics[:2]] == ["nn.Accuracy", "BinaryMetric"]
+    assert shared.binary_metric  # the script writes BinaryMetric, wrapped or not
     texts = generate(loaded, tmp_path / "out")
     for name in ("train_model.py", "train_native.py"):
         assert (
