@@ -74,6 +74,7 @@ HOST_LOCALS = frozenset(
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
         "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
         "class_names", "indexing", "reference", "samples", "source",
+        "outputs",  # loss.heads: the network's outputs in HeadsLoss and WithEvalHeads
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

@@ -64,11 +64,13 @@ def _head_name_rules(cfg: Config, loss_section: HeadsLoss) -> Iterator[Violation
                 f"{head!r} and {constants[constant]!r} would both set {constant} in the scripts: rename one",
             )
         constants.setdefault(constant, head)
-        if head_output(head) in map(python_name, cfg.data.columns):
-            yield (
-                ("loss", "heads", head),
-                f"the scripts name this head's output {head_output(head)}, which is a column: rename the column",
-            )
+        for local in (head_output(head), f"{python_name(head)}_loss"):
+            if local in map(python_name, cfg.data.columns):
+                yield (
+                    ("loss", "heads", head),
+                    f"the scripts name this head's output and loss {head_output(head)} and {python_name(head)}_loss; "
+                    f"{local} is a column: rename the column",
+                )
         for key, message in check_loss(loss.name, loss.kwargs or {}):
             yield ("loss", "heads", head, *(("kwargs", key) if key is not None else ("kwargs",))), message
 

@@ -144,3 +144,18 @@ def test_class_names_with_heads(tmp_path: Path) -> None:
     data = {**BASE["data"], "class_names": [str(i) for i in range(10)]}
     found = _problems(tmp_path, data=data)
     assert [path for path, _ in found] == ["data.class_names"]
+
+
+def test_a_column_named_like_a_head_s_output_or_loss(tmp_path: Path) -> None:
+    columns = ["image", "digit", "digit_loss"]
+    data = {
+        **BASE["data"],
+        "labels": ["digit", "digit_loss"],
+        "train": {**BASE["data"]["train"], "columns": columns},
+        "eval": {**BASE["data"]["eval"], "columns": columns},
+    }
+    heads = {"digit": {"name": "CrossEntropyLoss"}, "digit_loss": {"name": "BCEWithLogitsLoss"}}
+    metrics = [{"name": "loss"}]
+    found = _problems(tmp_path, data=data, loss={"heads": heads}, eval={"metrics": metrics})
+    assert [path for path, _ in found] == ["loss.heads.digit"]
+    assert "digit_loss is a column: rename the column" in found[0][1]
