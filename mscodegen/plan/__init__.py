@@ -18,6 +18,7 @@ from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freez
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
+from mscodegen.plan.heads import Heads, build_heads, heads_loss, with_heads
 from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     Constant,
@@ -126,6 +127,7 @@ class Shared(Frame):
     ema: Ema | None = None  # ema
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
+    heads: Heads | None = None  # loss.heads: one output, loss and label per head
 
     @property
     def eval_data(self) -> DatasetUse | None:
@@ -219,10 +221,13 @@ class Plan:
         return "loss_cell" in self.cells
 
     @property
-    def loss_cell(self) -> Literal["nn", "fp32", "columns"]:
+    def loss_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
         """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
-        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), or those naming every
-        column (WithLossColumns, WithEvalColumns)."""
+        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
+        column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
+        (every head's output and label, for the metrics to pick theirs)."""
+        if self.shared.heads is not None:
+            return "heads"
         if self.shared.columns.own_cells:
             return "columns"
         return "fp32" if self.shared.amp.cast_loss_fp32 else "nn"
@@ -276,9 +281,12 @@ def build_shared(
         checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
     )
     pretrained = build_pretrained(cfg, rel)
-    network, loss, metrics = build_network(cfg, rel), build_loss(cfg, rel), build_metrics(cfg, rel)
+    network, metrics, heads = build_network(cfg, rel), build_metrics(cfg, rel), build_heads(cfg)
+    loss = build_loss(cfg, rel) if heads is None else heads_loss(heads)
     freeze = build_freeze(cfg)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
+    if heads is not None:
+        metrics = with_heads(cfg, heads, metrics)
     constants = build_constants(
         cfg,
         step,
@@ -297,6 +305,8 @@ def build_shared(
         finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
     if finetune:
         constants = (*constants, tuple(finetune))
+    if heads is not None:
+        constants = (*constants, heads.constants)
     return Shared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
         constants=constants,
@@ -334,6 +344,7 @@ def build_shared(
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
+        heads=heads,
     )
 
 
@@ -384,6 +395,8 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
+        "eval_columns_cell": shared.columns.own_cells and shared.heads is None,  # WithEvalHeads replaces it
+        "heads_cells": shared.heads is not None,
         "train_step": writes_step,
     }
     cells = tuple(name for name, on in wanted.items() if on)
@@ -413,7 +426,9 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "binary_metric": s.binary_metric,
         "element_mean": any(m.call.func == "ElementMean" for m in s.metrics),
         "auc": s.auc_metric,
-        "evaluate": not model and s.eval_data is not None,
+        "head_metric": any(m.head is not None for m in s.metrics),
+        "evaluate": not model and s.eval_data is not None and s.heads is None,
+        "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
         "callback_params": not model and s.checkpoint is not None,
@@ -461,6 +476,11 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
             f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
             "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
         )
+        if shared.heads is not None:
+            reason += (
+                "; with several heads the eval network returns (loss, outputs, labels), a tuple of each "
+                "per head, and HeadMetric hands a metric its head's"
+            )
         return replace(options, form="net_with_loss", reasons=(reason,))
     if convert and amp.cast_loss_fp32:
         reason = (

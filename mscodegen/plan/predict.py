@@ -19,7 +19,7 @@ from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
 from mscodegen.schema.data import CsvData
 from mscodegen.schema.gan import GanConfig
-from mscodegen.schema.optim import ImportedLoss
+from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
 PREDICT_NAME = "predict.py"
@@ -38,6 +38,15 @@ _READERS: dict[str, Reader] = {
     "image_folder": "decode",
     "csv": "csv",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class PredictHead:
+    """How predict.py reads one head's output: its top class (softmax), the probability of 1 per logit
+    (sigmoid, BCEWithLogitsLoss), or its values (a regression loss)."""
+
+    name: str
+    reading: Literal["class", "probability", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,7 @@ class PredictPlan:
     classes: int | None  # the network's output is class logits: top-k of them (None: values)
     class_names: tuple[str, ...] | None  # data.class_names
     folder_classes: bool  # ImageFolderDataset's class order names the classes
+    heads: tuple[PredictHead, ...] = ()  # loss.heads: the network returns one output per head
     template: str = "predict.py.j2"
 
     @property
@@ -100,7 +110,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     net, amp = shared.network, shared.amp
     classes = _class_count(cfg)
     eval_cell = None
-    if shared.eval_data is not None and shared.columns.own_cells:
+    if shared.eval_data is not None and shared.heads is not None:
+        eval_cell = Call.of("WithEvalHeads", Name("network"), Name("loss_fn"))
+    elif shared.eval_data is not None and shared.columns.own_cells:
         eval_cell = Call.of("WithEvalColumns", Name("network"), Name("loss_fn"))
     elif shared.eval_data is not None and amp.cast_loss_fp32:
         eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
@@ -111,6 +123,11 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         from_train.add("FocalLossOnIndices")
     if eval_cell is not None and eval_cell.func == "WithEvalColumns":
         from_train.add("WithEvalColumns")
+    if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes
+        from_train |= {"WithEvalHeads", "HeadsLoss", "HeadMetric"}
+        from_train |= {
+            name for name, on in (("BinaryMetric", shared.binary_metric), ("AUC", shared.auc_metric)) if on
+        }
     if shared.resumable:
         from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
     if shared.data_dir is not None:
@@ -150,6 +167,9 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         latest=shared.resumable,
         ema=shared.ema is not None,
         classes=classes,
+        heads=tuple(PredictHead(h.name, _reading(h.loss)) for h in shared.heads.heads)
+        if shared.heads
+        else (),
         class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
         folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,
     )
@@ -157,11 +177,18 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
 
 def _class_count(cfg: Config) -> int | None:
     """The classes the network's logits score, when the loss reads them as classes (softmax)."""
-    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES or isinstance(cfg.loss, ImportedLoss):
+    if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES or isinstance(cfg.loss, ImportedLoss | HeadsLoss):
         return None
     net = cfg.network
     classes = getattr(net, "num_classes", None) or getattr(net, "kwargs", {}).get("num_classes")
     return classes if isinstance(classes, int) and classes > 1 else None
+
+
+def _reading(loss: str) -> Literal["class", "probability", "value"]:
+    """How a head trained with `loss` is read: class scores, one logit per label, or values."""
+    if loss == "BCEWithLogitsLoss":
+        return "probability"
+    return "value" if loss in SAME_SHAPE_TARGET_LOSSES else "class"
 
 
 def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from mscodegen.schema.optim import (
     OneCycleLR,
     PiecewiseLR,
     PolynomialLR,
+    head_losses,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
 from mscodegen.schema.training import BuiltinMetric, ImportedMetric, TopKMetric, eval_metrics
@@ -212,6 +213,7 @@ class Metric:
     key: str
     call: Call
     factory: ImportedName | None
+    head: int | None = None  # loss.heads: the position of the head it reads (call: HeadMetric(metric, head))
 
 
 def build_runtime(cfg: Config | GanConfig) -> Runtime:
@@ -429,7 +431,7 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
     # nn.MAE / nn.MSE sum a sample's errors and average over samples; the losses average over elements.
     # One output per sample: the same number; more, or an imported network's unknown count: ElementMean.
     outputs = None if isinstance(cfg.network, ImportedNetwork) else cfg.network.num_classes
-    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name)):
+    for i, m in enumerate(eval_metrics(cfg.eval, cfg.loss.name, head_losses(cfg.loss))):
         if isinstance(m, BuiltinMetric) and m.name in ("mae", "mse") and outputs != 1:
             out.append(Metric(m.key, Call("ElementMean", (METRIC_CLASSES[m.name],)), None))
         elif isinstance(m, ImportedMetric):

@@ -28,6 +28,7 @@ SCRIPT_DEFINITIONS = frozenset(
     {
         "AUC", "BinaryMetric", "FocalLossOnIndices", "CallbackParams", "CheckLoss", "CheckStep", "Checkpoints", "EpochTime", "checkpoint_callback", "EMA", "EarlyStop", "ElementMean", "MainLogits", "EvaluateOnAverages", "KeepBest", "LeNet5", "MLP", "RunLog",
         "TrainStep", "WithEvalColumns", "WithLossColumns", "WithLossFp32", "build_gradient_processor",
+        "HeadMetric", "HeadsLoss", "WithEvalHeads",
         "build_lr", "create_dataset", "create_eval_dataset", "create_train_dataset", "evaluate", "freeze",
         "INFO", "init_data_parallel", "is_complete", "load_checkpoint", "load_digits_split", "load_pretrained",
         "log_path", "make_synthetic", "open_log", "param_group", "parse_args", "report_unreadable_file",
@@ -74,6 +75,7 @@ HOST_LOCALS = frozenset(
         "train_network", "train_step", "trainable", "up_end", "initial_lr", "final_lr", "updates",
         "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
         "class_names", "indexing", "reference", "samples", "source",
+        "outputs",  # loss.heads: the network's outputs in HeadsLoss and WithEvalHeads
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Strict, Tag, model_validator
 
 from mscodegen.schema._base import (
     NOT_BOOL,
     Bool,
+    Identifier,
     ImportPath,
     Kwargs,
     NonNegativeFloat,
@@ -17,6 +18,7 @@ from mscodegen.schema._base import (
     PositiveFloat32,
     PositiveInt,
     Section,
+    python_name,
 )
 
 LOSS_CLASSES = (
@@ -63,12 +65,73 @@ def _loss_kind(value: object) -> str:
     return "import" if kind == "import" else "builtin"
 
 
+# One loss per head (loss.heads): the name HeadsLoss goes by where one loss name is read (messages, defaults).
+HEADS = "loss.heads"
+LossWeight = Annotated[float, Strict(), Field(gt=0)]
+
+
+class HeadLoss(Loss):
+    """One head's loss: a mindspore.nn loss, with its weight in the sum."""
+
+    weight: LossWeight = Field(1.0, description="Its factor in the weighted sum of the heads' losses.")
+
+
+class HeadsLoss(Section):
+    """Several heads: the network returns one output per label column (a tuple, in data.labels order) and the
+    loss is the weighted sum of one loss per head."""
+
+    heads: Annotated[dict[Identifier, HeadLoss], Field(min_length=2)] = Field(
+        description="Per label column (data.labels, in its order), its loss: `digit: {name: CrossEntropyLoss}`, "
+        "`parity: {name: BCEWithLogitsLoss, weight: 0.5}` (mindspore.nn losses; for your own, import the whole loss)."
+    )
+
+    @property
+    def name(self) -> str:
+        """What messages and the default metrics call it (several losses: no one name)."""
+        return HEADS
+
+    @property
+    def kwargs(self) -> None:
+        """The heads have keyword arguments each; the section as a whole none."""
+        return None
+
+    @property
+    def losses(self) -> dict[str, str]:
+        """Each head's loss's name: what its default metrics follow."""
+        return {head: loss.name for head, loss in self.heads.items()}
+
+
+def head_losses(loss: object) -> dict[str, str] | None:
+    """loss.heads: each head's loss's name (None: one loss)."""
+    return loss.losses if isinstance(loss, HeadsLoss) else None
+
+
+def head_weight_constant(head: str) -> str:
+    """The scripts' constant of a head's weight: DIGIT_LOSS_WEIGHT."""
+    return f"{python_name(head).upper()}_LOSS_WEIGHT"
+
+
+def head_output(head: str) -> str:
+    """The scripts' name of a head's output: digit_logits."""
+    return f"{python_name(head)}_logits"
+
+
+def _loss_form(value: object) -> str:
+    """`heads:` is the form of several heads; else `kind` tells the imported form from the built-in one."""
+    if isinstance(value, dict) and "heads" in value or isinstance(value, HeadsLoss):
+        return "heads"
+    return _loss_kind(value)
+
+
 LossSection = Annotated[
-    Annotated[Loss, Tag("builtin")] | Annotated[ImportedLoss, Tag("import")],
-    Discriminator(_loss_kind),
+    Annotated[Loss, Tag("builtin")]
+    | Annotated[ImportedLoss, Tag("import")]
+    | Annotated[HeadsLoss, Tag("heads")],
+    Discriminator(_loss_form),
     Field(
         description=(
-            "A mindspore.nn loss (`name`, `kwargs`) or the user's own (`kind: import`, `path`, `kwargs`)."
+            "A mindspore.nn loss (`name`, `kwargs`), the user's own (`kind: import`, `path`, `kwargs`), or one "
+            "per head (`heads`) for a network with several outputs."
         )
     ),
 ]

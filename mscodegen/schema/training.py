@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Annotated, Literal
 
 from pydantic import Field, Strict, field_validator, model_validator
 
-from mscodegen.schema._base import MAX_INT, NOT_BOOL, Bool, ImportPath, Kwargs, PathText, PositiveInt, Section
+from mscodegen.schema._base import (
+    MAX_INT,
+    NOT_BOOL,
+    Bool,
+    Identifier,
+    ImportPath,
+    Kwargs,
+    PathText,
+    PositiveInt,
+    Section,
+)
+from mscodegen.schema.optim import HEADS
 
 # The most epochs a config may train: the scripts build the whole learning-rate schedule up front, one
 # float per step (steps per epoch x epochs) in a Python list. 50,000,000 epochs of a few steps needed 5.4 GB
@@ -73,6 +85,12 @@ class Train(Section):
 BINARY_METRIC_NAMES = ("binary_accuracy", "binary_precision", "binary_recall", "binary_f1", "auc")
 
 
+HEAD_DESCRIPTION = (
+    "With loss.heads: the head (label column) whose output and label the metric reads; its key in the results "
+    "is <head>_<name> (digit_accuracy)."
+)
+
+
 class BuiltinMetric(Section):
     """MindSpore's metric of that name: nn.Accuracy, nn.Loss (mean loss), nn.Precision, nn.Recall, nn.F1, nn.MAE,
     nn.MSE; for logits of BCEWithLogitsLoss (one per sample, or one per label) binary_accuracy, binary_precision,
@@ -95,11 +113,12 @@ class BuiltinMetric(Section):
         "binary_f1",
         "auc",
     ]
+    head: Identifier | None = Field(None, description=HEAD_DESCRIPTION)
 
     @property
     def key(self) -> str:
-        """Name of the metric in the evaluation results."""
-        return self.name
+        """Name of the metric in the evaluation results (`digit_accuracy` for a head's)."""
+        return self.name if self.head is None else f"{self.head}_{self.name}"
 
 
 class TopKMetric(Section):
@@ -107,10 +126,11 @@ class TopKMetric(Section):
 
     name: Literal["top_k"]
     k: PositiveInt = 5
+    head: Identifier | None = Field(None, description=HEAD_DESCRIPTION)
 
     @property
     def key(self) -> str:
-        return f"top_{self.k}"
+        return f"top_{self.k}" if self.head is None else f"{self.head}_top_{self.k}"
 
 
 class ImportedMetric(Section):
@@ -144,17 +164,35 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
         return REGRESSION_METRICS
     if loss_name == "BCEWithLogitsLoss":
         return BINARY_METRICS
-    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only.
-    if ":" in loss_name:
+    # An imported loss is named by its path ('module:name'): its targets are unknown, so the loss only
+    # (loss.heads without its heads' losses too: eval_metrics gives each head's).
+    if ":" in loss_name or loss_name == HEADS:
         return (BuiltinMetric(name="loss"),)
     return DEFAULT_METRICS
 
 
-def eval_metrics(section: Eval | None, loss_name: str) -> tuple[Metric, ...]:
-    """The metrics evaluated: eval.metrics as written, else the loss's defaults."""
+def eval_metrics(
+    section: Eval | None, loss_name: str, heads: Mapping[str, str] | None = None
+) -> tuple[Metric, ...]:
+    """The metrics evaluated: eval.metrics as written, else the loss's defaults (with loss.heads, `heads`:
+    head -> its loss's name, each head's)."""
     if section is not None and "metrics" in section.model_fields_set:
         return tuple(section.metrics)
+    if heads:
+        return head_default_metrics(heads)
     return default_metrics(loss_name)
+
+
+def head_default_metrics(heads: Mapping[str, str]) -> tuple[Metric, ...]:
+    """loss.heads without eval.metrics: each head's loss's defaults but the loss (digit_accuracy,
+    parity_binary_accuracy), then the loss, their weighted sum."""
+    per_head = [
+        metric.model_copy(update={"head": head})
+        for head, loss in heads.items()
+        for metric in default_metrics(loss)
+        if metric.name != "loss"
+    ]
+    return (*per_head, BuiltinMetric(name="loss"))
 
 
 class Eval(Section):
@@ -172,7 +210,8 @@ class Eval(Section):
         min_length=1,
         description="Default: accuracy and loss for classification losses; mae, mse and loss for MSELoss, "
         "L1Loss, SmoothL1Loss, HuberLoss; binary_accuracy and loss for BCEWithLogitsLoss; loss for an "
-        "imported loss.",
+        "imported loss; with loss.heads, each head's loss's defaults for that head ({name: accuracy, head: digit}, "
+        "key digit_accuracy), then loss (their weighted sum).",
     )
 
 

@@ -27,9 +27,7 @@ from mscodegen.schema.data import (
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.names import column_collision
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
-from mscodegen.schema.optim import (
-    ImportedLoss,
-)
+from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.sources import sample_count
 from mscodegen.schema.training import eval_metrics
@@ -343,7 +341,7 @@ def _unknown_column_rules(
 def _many_labels_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Several label columns: a loss that takes them all, and metrics that need no single label."""
     labels = cfg.data.labels
-    if len(labels) < 2:
+    if len(labels) < 2 or isinstance(cfg.loss, HeadsLoss):  # one head per label: rules/heads.py
         return
     if not isinstance(cfg.loss, ImportedLoss):
         yield (

@@ -14,7 +14,7 @@ from mscodegen.schema.data import (
     ImportedData,
 )
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
-from mscodegen.schema.optim import ImportedLoss, Loss
+from mscodegen.schema.optim import HeadsLoss, ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after, chw_rules
 from mscodegen.schema.sources import class_count, first_image_size
@@ -81,7 +81,9 @@ def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
 
 
 def _classifies(cfg: Config) -> bool:
-    return cfg.loss.name not in SAME_SHAPE_TARGET_LOSSES and not isinstance(cfg.loss, ImportedLoss)
+    return cfg.loss.name not in SAME_SHAPE_TARGET_LOSSES and not isinstance(
+        cfg.loss, ImportedLoss | HeadsLoss
+    )
 
 
 @rule("network", "data", "loss")
@@ -126,7 +128,7 @@ def _top_k_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
 def _binary_metric_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """BCEWithLogitsLoss's logits need the binary metrics: nn.Accuracy & co. take a score per class (they
     raise at the first evaluation, after a whole epoch); the binary ones mean nothing for other losses."""
-    if cfg.eval is None or isinstance(cfg.loss, ImportedLoss):
+    if cfg.eval is None or isinstance(cfg.loss, ImportedLoss | HeadsLoss):  # heads: rules/heads.py
         return
     binary = cfg.loss.name == "BCEWithLogitsLoss"
     for i, metric in enumerate(cfg.eval.metrics):

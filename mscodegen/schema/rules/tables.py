@@ -14,7 +14,7 @@ from mscodegen.schema import Config
 from mscodegen.schema.csv_files import BOM, MAX_ROWS, ColumnCells, Table, TableError, read_table
 from mscodegen.schema.data import CsvData
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
-from mscodegen.schema.optim import ImportedLoss
+from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.network import network_classes
 from mscodegen.schema.sources import csv_rows
@@ -130,7 +130,7 @@ def _csv_network_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
                 ("data", "train", "columns", first),
                 f"the builtin {net.name} takes a float32 vector: write {first}: [{train.columns[first]}]",
             )
-    if isinstance(cfg.loss, ImportedLoss):
+    if isinstance(cfg.loss, ImportedLoss | HeadsLoss):
         return
     loss, regression = cfg.loss.name, cfg.loss.name in SAME_SHAPE_TARGET_LOSSES
     known = network_classes(cfg)
@@ -267,7 +267,11 @@ def _class_cells(
 def _class_range(cfg: Config, split: str, spec: CsvData, table: Table, scope: str) -> Iterator[_TableProblem]:
     """Class indices beyond the network's outputs: an error, or an inf loss (as rules/network.py says)."""
     known = network_classes(cfg)
-    if known is None or isinstance(cfg.loss, ImportedLoss) or cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
+    if (
+        known is None
+        or isinstance(cfg.loss, ImportedLoss | HeadsLoss)
+        or cfg.loss.name in SAME_SHAPE_TARGET_LOSSES
+    ):
         return
     classes, key = known
     for label in cfg.data.labels:

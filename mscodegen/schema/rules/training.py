@@ -14,6 +14,7 @@ from mscodegen.schema.optim import (
     PiecewiseLR,
     PolynomialLR,
     WarmupCosineLR,
+    head_losses,
 )
 from mscodegen.schema.precision import FixedLossScale
 from mscodegen.schema.rules._registry import Violation, rule
@@ -85,7 +86,7 @@ def _keep_best_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violatio
 
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
-    return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name)]
+    return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name, head_losses(cfg.loss))]
 
 
 @rule("eval", "data")
