@@ -79,8 +79,19 @@ class Columns:
 
     @property
     def batch(self) -> str:
-        """Every column, in the dataset's order: `image, features, label`."""
-        return ", ".join((*self.inputs, *self.labels))
+        """Every column, in the dataset's order: `image, features, label` (`image` when the label is the
+        input, labels: [image])."""
+        return ", ".join(dict.fromkeys((*self.inputs, *self.labels)))
+
+    @property
+    def unpack(self) -> str:
+        """A batch unpacked in a for loop: `image, label`, or `image,` for a batch of one column."""
+        return self.batch if "," in self.batch else f"{self.batch},"
+
+    @property
+    def target_is_input(self) -> bool:
+        """A label is an input column (labels: [image]): the loss compares the output with the input."""
+        return bool(set(self.labels) & set(self.inputs))
 
     @property
     def network_args(self) -> str:
@@ -98,10 +109,17 @@ class Columns:
         return ", ".join(self.labels)
 
     @property
+    def why_own_cells(self) -> str:
+        """Why the scripts write WithLossColumns, for its docstring."""
+        if self.target_is_input:
+            return "the input is the target (data.labels)"
+        return "nn.WithLossCell passes one column to each"
+
+    @property
     def own_cells(self) -> bool:
         """More than one network input or label: nn.WithLossCell / WithEvalCell take (data, label), so the
         scripts write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
-        return len(self.inputs) > 1 or len(self.labels) > 1
+        return len(self.inputs) > 1 or len(self.labels) > 1 or self.target_is_input
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +478,12 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
             f"data.inputs, data.labels: {takes}, so Model gets network + loss as one cell naming every column, "
             "and an eval network that does the same (Model(network, loss_fn=...) feeds one column to each)"
         )
+        if c.target_is_input:
+            reason = (
+                f"data.labels: [{c.label_args}], the target is the input: the batches carry {c.batch} alone, "
+                "so Model gets network + loss as one cell that gives the loss the input, and an eval network "
+                "that does the same (Model(network, loss_fn=...) would feed the loss a second column)"
+            )
         return replace(options, form="net_with_loss", reasons=(reason,))
     if convert and amp.cast_loss_fp32:
         reason = (

@@ -8,12 +8,15 @@ are few. Commands run as subprocesses (`python -m mscodegen`), as a user types t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import REPO
@@ -74,6 +77,37 @@ def test_every_config_validates(tmp_path):
     assert proc.returncode == 0, _explain(proc)
 
 
+def _last_evaluation(keep: Path) -> dict[str, float]:
+    lines = (keep / "model" / "eval.jsonl").read_text().splitlines()
+    return json.loads(lines[-1])["metrics"]
+
+
+def _saved_weights(path: Path) -> dict[str, np.ndarray]:
+    import mindspore as ms
+
+    return {name: param.asnumpy() for name, param in ms.load_checkpoint(str(path)).items()}
+
+
+def _check_autoencoder(keep: Path) -> None:
+    """The last evaluation's pixel_mse and loss are numpy's: the saved network on the test split, with the
+    image as the target (the digits' labels would give other numbers)."""
+    from sklearn.datasets import load_digits
+
+    w = {k: v.astype(np.float64) for k, v in _saved_weights(keep / "model" / "weights.ckpt").items()}
+    images = (load_digits().images / 16.0).astype(np.float32).reshape(-1, 64).astype(np.float64)
+    test = images[len(images) - int(len(images) * 0.2) :]
+    code = np.maximum(test @ w["encoder.weight"].T + w["encoder.bias"], 0)
+    squared = (code @ w["decoder.weight"].T + w["decoder.bias"] - test) ** 2
+    batch_losses = [squared[i : i + 64].mean() for i in range(0, len(test), 64)]  # eval batch_size 64
+    evaluation = _last_evaluation(keep)
+    assert evaluation["pixel_mse"] == pytest.approx(squared.mean(), rel=1e-5)
+    assert evaluation["loss"] == pytest.approx(np.mean(batch_losses), rel=1e-5)
+
+
+# Independent checks of what parity cannot see (both variants share the cell), on the model variant's kept run.
+CHECKS: dict[str, Callable[[Path], None]] = {"autoencoder.yaml": _check_autoencoder}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda path: path.stem)
 def test_parity(config: Path, tmp_path):
@@ -92,8 +126,13 @@ def test_parity(config: Path, tmp_path):
         )
         assert run.returncode == 0 and weights.is_file(), _explain(run)
         extra = ["--set", f"{CHECKPOINT_KEY}={weights}"]
+    if config.name in CHECKS:
+        extra += ["--keep", tmp_path / "keep"]
     proc = _mscodegen("parity", config, *PARITY.get(config.name, DEFAULT_STEPS), *extra)
     assert proc.returncode == 0, _explain(proc)
-    assert "identical" in proc.stdout.splitlines()[-1], _explain(proc)
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith("scripts, logs")]  # --keep's
+    assert "identical" in lines[-1], _explain(proc)
     if "--resume-at" not in PARITY.get(config.name, []):  # resume parity compares them without saying so
-        assert "final weights equal" in proc.stdout.splitlines()[-1], _explain(proc)  # under msrun too
+        assert "final weights equal" in lines[-1], _explain(proc)  # under msrun too
+    if config.name in CHECKS:
+        CHECKS[config.name](tmp_path / "keep")

@@ -154,6 +154,15 @@ def _binary_metric_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
 def _loss_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
+    if cfg.data.target_is_input:  # labels: [image]: the target has the output's shape
+        if _classifies(cfg):
+            yield (
+                ("loss", "name"),
+                f"data.labels names an input column ({', '.join(cfg.data.labels)}): the target is the input, "
+                f"which {cfg.loss.name} does not take (it takes class indices); use MSELoss, L1Loss, "
+                "SmoothL1Loss, HuberLoss or BCEWithLogitsLoss",
+            )
+        return
     if isinstance(spec, ImportedData | CsvData):  # their labels are what the config says (rules/tables.py)
         return
     if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
