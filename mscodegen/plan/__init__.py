@@ -14,7 +14,16 @@ from typing import ClassVar, Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
+from mscodegen.plan.adapt import (
+    Distill,
+    Ema,
+    Freeze,
+    Pretrained,
+    build_distill,
+    build_ema,
+    build_freeze,
+    build_pretrained,
+)
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
@@ -144,6 +153,7 @@ class Shared(Frame):
     ema: Ema | None = None  # ema
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
+    distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
 
     @property
     def eval_data(self) -> DatasetUse | None:
@@ -237,7 +247,12 @@ class Plan:
         return "loss_cell" in self.cells
 
     @property
-    def loss_cell(self) -> Literal["nn", "fp32", "columns"]:
+    def loss_cell(self) -> Literal["nn", "fp32", "columns", "distill"]:
+        """The cell of network + loss: WithDistillLoss (student, teacher and loss), or eval_cell's kind."""
+        return "distill" if self.shared.distill is not None else self.eval_cell
+
+    @property
+    def eval_cell(self) -> Literal["nn", "fp32", "columns"]:
         """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
         output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), or those naming every
         column (WithLossColumns, WithEvalColumns)."""
@@ -296,6 +311,7 @@ def build_shared(
     pretrained = build_pretrained(cfg, rel)
     network, loss, metrics = build_network(cfg, rel), build_loss(cfg, rel), build_metrics(cfg, rel)
     freeze = build_freeze(cfg)
+    distill = build_distill(cfg, rel, network)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     constants = build_constants(
         cfg,
@@ -315,6 +331,13 @@ def build_shared(
         finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
     if finetune:
         constants = (*constants, tuple(finetune))
+    if distill is not None and cfg.distill is not None:
+        teacher = [
+            Constant("TEACHER_CHECKPOINT", PurePath(distill.checkpoint), "distill.teacher.checkpoint.path"),
+            Constant("DISTILL_TEMPERATURE", cfg.distill.temperature, "distill.temperature"),
+            Constant("DISTILL_ALPHA", cfg.distill.alpha, "distill.alpha"),
+        ]
+        constants = (*constants, tuple(teacher))
     return Shared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
         constants=constants,
@@ -323,6 +346,7 @@ def build_shared(
         data_helpers=data.helpers,
         sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
+            + [distill.teacher.factory if distill else None]
             + [m.factory for m in metrics]
         ),
         data_dir=data.data_dir,
@@ -352,6 +376,7 @@ def build_shared(
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
+        distill=distill,
     )
 
 
@@ -402,6 +427,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
+        "distill": shared.distill is not None,
         "train_step": writes_step,
     }
     cells = tuple(name for name, on in wanted.items() if on)
@@ -460,6 +486,12 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
     amp, step = shared.amp, shared.step
     if step.custom_cell:
         return ModelCall("train_cell", step.custom_reasons)
+    if shared.distill is not None:
+        reason = (
+            "distill: the loss takes the teacher's logits too, so Model gets student, teacher and loss as one "
+            "cell (WithDistillLoss), and an eval network of the student and its loss alone"
+        )
+        return ModelCall("net_with_loss", (reason,))
     level = amp.enabled and not convert
     manager: Literal["fixed", "none"] | None = (
         "fixed" if step.fixed_sens else "none" if amp.level == "O2" and not convert else None
@@ -503,6 +535,7 @@ def _imports(
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
     native = model is None
+    networks = (s.network, *((s.distill.teacher,) if s.distill else ()))  # the student, the teacher
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
@@ -512,9 +545,9 @@ def _imports(
         "time": s.time_monitor and native,
         "numpy": bool({"digits", "synthetic", "to_vector", "to_vector_filled"} & set(s.data_helpers))
         or s.auc_metric,
-        "initializer": bool(s.network.dense_init or s.network.conv_init),
-        "create_model": s.network.kind == "mindcv",
-        "ops": bool({"train_step", "loss_cell", "ema"} & set(cells)),
+        "initializer": any(n.dense_init or n.conv_init for n in networks),
+        "create_model": any(n.kind == "mindcv" for n in networks),
+        "ops": bool({"train_step", "loss_cell", "ema", "distill"} & set(cells)),
         "amp": convert or ("train_step" in cells and s.step.scaler is not None),
         "model": not native,
         "loss_monitor": not native and s.loss_monitor,

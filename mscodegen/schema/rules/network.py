@@ -13,7 +13,7 @@ from mscodegen.schema.data import (
     ImageFolderData,
     ImportedData,
 )
-from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
+from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork, Network
 from mscodegen.schema.optim import ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after, chw_rules
@@ -71,12 +71,16 @@ def _input_shape_hint(cfg: Config, config_dir: Path | None) -> str:
 
 def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
     """network's output size and the key that sets it, when known."""
-    net = cfg.network
+    return classes_of(cfg.network, ("network",))
+
+
+def classes_of(net: Network, at: KeyPath) -> tuple[int, KeyPath] | None:
+    """A network section's output size and the key that sets it (under `at`), when known."""
     if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
-        return net.num_classes, ("network", "num_classes")
+        return net.num_classes, (*at, "num_classes")
     for key, value in net.kwargs.items():
         if python_name(key) == "num_classes" and isinstance(value, int) and not isinstance(value, bool):
-            return value, ("network", "kwargs", key)
+            return value, (*at, "kwargs", key)
     return None
 
 
