@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mscodegen.plan.setup import Network, Relative, build_network
+from mscodegen.plan.setup import ImportedName, Network, Relative, build_network
 from mscodegen.schema import Config
 
 
@@ -56,6 +56,11 @@ class Distill:
     teacher: Network  # built as network: is
     checkpoint: str  # distill.teacher.checkpoint.path, relative to the generated script (or absolute)
     classes: tuple[str, ...]  # the teacher's classes the script writes besides the student's
+
+    @property
+    def imports(self) -> tuple[ImportedName, ...]:
+        """What load_teacher() imports: an imported teacher's factory."""
+        return (self.teacher.factory,) if self.teacher.factory else ()
 
 
 def build_distill(cfg: Config, rel: Relative, student: Network) -> Distill | None:

@@ -179,7 +179,7 @@ def _compare_distillation_loss(mod: Any, student_file: Path) -> None:
 
     student = mod.MLP(num_classes=10, in_features=1024)
     ms.load_param_into_net(student, ms.load_checkpoint(str(student_file)), strict_load=True)
-    teacher = mod.load_teacher(mod.LeNet5(num_classes=10, in_channels=1))
+    teacher = mod.load_teacher()
     cell = mod.WithDistillLoss(
         student, teacher, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     )

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from mscodegen.schema import Config
+from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema.network import BuiltinNetwork
 from mscodegen.schema.rules._registry import Violation, rule
-from mscodegen.schema.rules.network import classes_of
+from mscodegen.schema.rules.network import LENET5_MIN_SIZE, classes_of
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
 TEACHER = ("distill", "teacher")
@@ -56,6 +56,27 @@ def _teacher_student_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Vi
                 f"teacher and student are both builtin {teacher.name}, whose class the script writes once: "
                 f"give the student another network (e.g. a smaller mlp) or the teacher the student's layers",
             )
+
+
+@rule("distill", "data.train")
+def _teacher_input_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """A builtin teacher takes data.train's images, as the student does."""
+    teacher = cfg.distill.teacher if cfg.distill is not None else None
+    shape = image_shape_of(cfg.data.train)
+    if not isinstance(teacher, BuiltinNetwork) or shape is None:
+        return
+    if teacher.input_shape and tuple(teacher.input_shape) != shape:
+        yield (
+            (*TEACHER, "input_shape"),
+            f"{teacher.input_shape} contradicts data.train, whose images are {list(shape)}: the teacher takes "
+            "the student's inputs",
+        )
+    elif teacher.name == "lenet5" and min(shape[1:]) < LENET5_MIN_SIZE:
+        yield (
+            (*TEACHER, "name"),
+            f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
+            f"{shape[1]}x{shape[2]}, which the teacher takes as the student does",
+        )
 
 
 @rule("distill", "loss", "amp")

@@ -76,6 +76,14 @@ def problems(tmp_path: Path, text: str) -> list[tuple[str, int | None, str]]:
         ("alpha: 0.25", "alpha: 1.5", "distill.alpha", 9, "less than or equal to 1"),
         ("optimizer:", "amp: {level: O2}\noptimizer:", "amp.level", 13, "use amp.level O0"),
         ("name: lenet5", "name: mlp", "distill.teacher.name", 5, "both builtin mlp"),
+        ("[16, 16]}}\n  eval", "[12, 12]}}\n  eval", "distill.teacher.name", 5, "at least 16x16"),
+        (
+            "name: lenet5",
+            "name: lenet5\n    input_shape: [3, 16, 16]",
+            "distill.teacher.input_shape",
+            6,
+            "contradicts",
+        ),
     ],
 )
 def test_a_mistake_is_reported_at_its_key(
@@ -102,7 +110,7 @@ def test_the_scripts_train_the_student_with_the_frozen_teacher(tmp_path: Path) -
     files = generate(load(tmp_path), tmp_path / "out")
     model, native, predict = files["train_model.py"], files["train_native.py"], files["predict.py"]
     for script in (model, native):
-        assert "teacher = load_teacher(LeNet5(num_classes=10, in_channels=1))" in script
+        assert "    teacher = LeNet5(num_classes=10, in_channels=1)\n    try:" in script  # in load_teacher()
         assert "network.trainable_params()" in script  # the optimizer: the student's parameters
         assert (
             'TEACHER_CHECKPOINT = Path(__file__).parent / "../teacher.ckpt"  # distill.teacher.checkpoint.path'
@@ -111,9 +119,9 @@ def test_the_scripts_train_the_student_with_the_frozen_teacher(tmp_path: Path) -
         assert "DISTILL_TEMPERATURE = 2.0  # distill.temperature" in script
         assert "DISTILL_ALPHA = 0.25  # distill.alpha" in script
         assert "class MLP(nn.Cell):" in script and "class LeNet5(nn.Cell):" in script
-    assert "WithDistillLoss(network, teacher, loss_fn),\n        optimizer=optimizer," in model
+    assert "WithDistillLoss(network, load_teacher(), loss_fn),\n        optimizer=optimizer," in model
     assert "eval_network=nn.WithEvalCell(network, loss_fn)," in model
-    assert "train_step = TrainStep(WithDistillLoss(network, teacher, loss_fn), optimizer)" in native
+    assert "train_step = TrainStep(WithDistillLoss(network, load_teacher(), loss_fn), optimizer)" in native
     assert "eval_net = nn.WithEvalCell(network, loss_fn)" in native
     assert "teacher" not in predict.lower() and "LeNet5" not in predict  # the student alone
 
