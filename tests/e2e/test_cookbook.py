@@ -183,7 +183,7 @@ def _compare_distillation_loss(mod: Any, student_file: Path) -> None:
     cell = mod.WithDistillLoss(
         student, teacher, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     )
-    cell.set_train(True)
+    nn.TrainOneStepCell(cell, nn.SGD(student.trainable_params())).set_train()  # what Model does to it
     assert student.training and not teacher.training  # the teacher evaluates, whatever set_train says
     image, label = next(mod.create_dataset("test", 32, False, False).create_tuple_iterator())
     loss = float(cell(image, label))
