@@ -14,7 +14,16 @@ from typing import ClassVar, Literal
 
 from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.adapt import Ema, Freeze, Pretrained, build_ema, build_freeze, build_pretrained
+from mscodegen.plan.adapt import (
+    Distill,
+    Ema,
+    Freeze,
+    Pretrained,
+    build_distill,
+    build_ema,
+    build_freeze,
+    build_pretrained,
+)
 from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
@@ -80,8 +89,19 @@ class Columns:
 
     @property
     def batch(self) -> str:
-        """Every column, in the dataset's order: `image, features, label`."""
-        return ", ".join((*self.inputs, *self.labels))
+        """Every column, in the dataset's order: `image, features, label` (`image` when the label is the
+        input, labels: [image])."""
+        return ", ".join(dict.fromkeys((*self.inputs, *self.labels)))
+
+    @property
+    def unpack(self) -> str:
+        """A batch unpacked in a for loop: `image, label`, or `image,` for a batch of one column."""
+        return self.batch if "," in self.batch else f"{self.batch},"
+
+    @property
+    def target_is_input(self) -> bool:
+        """A label is an input column (labels: [image]): the loss compares the output with the input."""
+        return bool(set(self.labels) & set(self.inputs))
 
     @property
     def network_args(self) -> str:
@@ -99,10 +119,17 @@ class Columns:
         return ", ".join(self.labels)
 
     @property
+    def why_own_cells(self) -> str:
+        """Why the scripts write WithLossColumns, for its docstring."""
+        if self.target_is_input:
+            return "the input is the target (data.labels)"
+        return "nn.WithLossCell passes one column to each"
+
+    @property
     def own_cells(self) -> bool:
         """More than one network input or label: nn.WithLossCell / WithEvalCell take (data, label), so the
         scripts write the loss and eval cells (WithLossColumns, WithEvalColumns) that name every column."""
-        return len(self.inputs) > 1 or len(self.labels) > 1
+        return len(self.inputs) > 1 or len(self.labels) > 1 or self.target_is_input
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +155,7 @@ class Shared(Frame):
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
     heads: Heads | None = None  # loss.heads: one output, loss and label per head
+    distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
 
     @property
     def eval_data(self) -> DatasetUse | None:
@@ -221,7 +249,12 @@ class Plan:
         return "loss_cell" in self.cells
 
     @property
-    def loss_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
+    def loss_cell(self) -> Literal["nn", "fp32", "columns", "heads", "distill"]:
+        """The cell of network + loss: WithDistillLoss (student, teacher and loss), or eval_cell's kind."""
+        return "distill" if self.shared.distill is not None else self.eval_cell
+
+    @property
+    def eval_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
         """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
         output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
         column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
@@ -284,6 +317,7 @@ def build_shared(
     network, metrics, heads = build_network(cfg, rel), build_metrics(cfg, rel), build_heads(cfg)
     loss = build_loss(cfg, rel) if heads is None else heads_loss(heads)
     freeze = build_freeze(cfg)
+    distill = build_distill(cfg, rel, network)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     if heads is not None:
         metrics = with_heads(cfg, heads, metrics)
@@ -307,6 +341,13 @@ def build_shared(
         constants = (*constants, tuple(finetune))
     if heads is not None:
         constants = (*constants, heads.constants)
+    if distill is not None and cfg.distill is not None:
+        teacher = [
+            Constant("TEACHER_CHECKPOINT", PurePath(distill.checkpoint), "distill.teacher.checkpoint.path"),
+            Constant("DISTILL_TEMPERATURE", cfg.distill.temperature, "distill.temperature"),
+            Constant("DISTILL_ALPHA", cfg.distill.alpha, "distill.alpha"),
+        ]
+        constants = (*constants, tuple(teacher))
     return Shared(
         header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
         constants=constants,
@@ -315,6 +356,7 @@ def build_shared(
         data_helpers=data.helpers,
         sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
+            + [distill.teacher.factory if distill else None]
             + [m.factory for m in metrics]
         ),
         data_dir=data.data_dir,
@@ -345,6 +387,7 @@ def build_shared(
         keep_best=build_keep_best(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
         heads=heads,
+        distill=distill,
     )
 
 
@@ -397,6 +440,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
         "column_cells": shared.columns.own_cells,
         "eval_columns_cell": shared.columns.own_cells and shared.heads is None,  # WithEvalHeads replaces it
         "heads_cells": shared.heads is not None,
+        "distill": shared.distill is not None,
         "train_step": writes_step,
     }
     cells = tuple(name for name, on in wanted.items() if on)
@@ -458,6 +502,12 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
     amp, step = shared.amp, shared.step
     if step.custom_cell:
         return ModelCall("train_cell", step.custom_reasons)
+    if shared.distill is not None:
+        reason = (
+            "distill: the loss takes the teacher's logits too, so Model gets student, teacher and loss as one "
+            "cell (WithDistillLoss), and an eval network of the student and its loss alone"
+        )
+        return ModelCall("net_with_loss", (reason,))
     level = amp.enabled and not convert
     manager: Literal["fixed", "none"] | None = (
         "fixed" if step.fixed_sens else "none" if amp.level == "O2" and not convert else None
@@ -481,6 +531,12 @@ def _model_call(shared: Shared, *, convert: bool) -> ModelCall:
                 "; with several heads the eval network returns (loss, outputs, labels), a tuple of each "
                 "per head, and HeadMetric hands a metric its head's"
             )
+        if c.target_is_input:
+            reason = (
+                f"data.labels: [{c.label_args}], the target is the input: the batches carry {c.batch} alone, "
+                "so Model gets network + loss as one cell that gives the loss the input, and an eval network "
+                "that does the same (Model(network, loss_fn=...) would feed the loss a second column)"
+            )
         return replace(options, form="net_with_loss", reasons=(reason,))
     if convert and amp.cast_loss_fp32:
         reason = (
@@ -500,6 +556,7 @@ def _imports(
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
     native = model is None
+    networks = (s.network, *((s.distill.teacher,) if s.distill else ()))  # the student, the teacher
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
@@ -509,9 +566,9 @@ def _imports(
         "time": s.time_monitor and native,
         "numpy": bool({"digits", "synthetic", "to_vector", "to_vector_filled"} & set(s.data_helpers))
         or s.auc_metric,
-        "initializer": bool(s.network.dense_init or s.network.conv_init),
-        "create_model": s.network.kind == "mindcv",
-        "ops": bool({"train_step", "loss_cell", "ema"} & set(cells)),
+        "initializer": any(n.dense_init or n.conv_init for n in networks),
+        "create_model": any(n.kind == "mindcv" for n in networks),
+        "ops": bool({"train_step", "loss_cell", "ema", "distill"} & set(cells)),
         "amp": convert or ("train_step" in cells and s.step.scaler is not None),
         "model": not native,
         "loss_monitor": not native and s.loss_monitor,

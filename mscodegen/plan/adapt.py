@@ -1,10 +1,10 @@
-"""Plan of fine-tuning and weight averaging: network.checkpoint, network.freeze, ema."""
+"""Plan of fine-tuning, weight averaging and distillation: network.checkpoint, network.freeze, ema, distill."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mscodegen.plan.setup import Relative
+from mscodegen.plan.setup import ImportedName, Network, Relative, build_network
 from mscodegen.schema import Config
 
 
@@ -47,3 +47,27 @@ class Ema:
 
 def build_ema(cfg: Config) -> Ema | None:
     return None if cfg.ema is None else Ema(cfg.ema.decay, cfg.ema.warmup_steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Distill:
+    """distill: the frozen teacher train() builds, whose logits WithDistillLoss softens."""
+
+    teacher: Network  # built as network: is
+    checkpoint: str  # distill.teacher.checkpoint.path, relative to the generated script (or absolute)
+    classes: tuple[str, ...]  # the teacher's classes the script writes besides the student's
+
+    @property
+    def imports(self) -> tuple[ImportedName, ...]:
+        """What load_teacher() imports: an imported teacher's factory."""
+        return (self.teacher.factory,) if self.teacher.factory else ()
+
+
+def build_distill(cfg: Config, rel: Relative, student: Network) -> Distill | None:
+    if cfg.distill is None:
+        return None
+    teacher = build_network(cfg, rel, cfg.distill.teacher, "distill.teacher")
+    ckpt = cfg.distill.teacher.checkpoint
+    assert ckpt is not None  # schema/rules/distill.py
+    classes = tuple(c for c in teacher.classes if c not in student.classes)
+    return Distill(teacher, rel.path(ckpt.path), classes)

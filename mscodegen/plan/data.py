@@ -32,6 +32,8 @@ from mscodegen.schema.data import (
     MnistData,
     ShuffleBuffer,
     _Loader,
+    batch_columns,
+    columns_of,
     drops_remainder,
     fixed_transforms,
     pipelines_of,
@@ -115,8 +117,9 @@ class Map(_Step):  # dataset = dataset.<method>(op, name=value, ...), or return 
 
 
 @dataclass(frozen=True, slots=True)
-class Project(_Step):  # csv: the batch's columns in order
+class Project(_Step):  # csv: the batch's columns in order; labels: [image]: the image alone
     columns: tuple[str, ...]
+    comment: str = "the network's inputs, then the labels"
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,14 +468,20 @@ def _map_steps(cfg: Config | GanConfig, spec: DatasetSpec, split: str, workers: 
         ]
     )
     steps: list[Step] = []
+    kept = batch_columns(cfg.data, spec) if isinstance(cfg, Config) else columns_of(spec)
+    if kept != columns_of(spec):  # labels: [image]: the source's labels go unread
+        steps.append(Project(kept, "the target is the input: the labels go unread"))
+        columns = [(c, ops, note) for c, ops, note in columns if c in kept]
     for column, ops, note in columns:
         kwargs = (("input_columns", column), *workers)
         if len(ops) == 1:
             steps += [*note, Map("map", ops[0], kwargs)]
         elif ops:
             steps += [*note, Assign(f"{column}_ops", ops), Map("map", Name(f"{column}_ops"), kwargs)]
-    if spec.kind in ("mnist", "cifar10") and not (
-        pipelines and _casts_to_int32(pipelines.get("label") or [])
+    if (
+        spec.kind in ("mnist", "cifar10")
+        and "label" in kept
+        and not (pipelines and _casts_to_int32(pipelines.get("label") or []))
     ):
         steps.append(LabelCast())  # unless the label pipeline already ends with the int32 cast
     one_hot = _one_hot(cfg, split)

@@ -20,6 +20,7 @@ from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.layers import layers_of
 from mscodegen.schema.names import RESERVED_NAMES
 from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, Initializer, MindcvNetwork
+from mscodegen.schema.network import Network as NetworkSection
 from mscodegen.schema.optim import (
     CosineLR,
     DecayRule,
@@ -227,8 +228,11 @@ def build_runtime(cfg: Config | GanConfig) -> Runtime:
     )
 
 
-def build_network(cfg: Config, rel: Relative) -> Network:
-    net = cfg.network
+def build_network(
+    cfg: Config, rel: Relative, net: NetworkSection | None = None, key: str = "network"
+) -> Network:
+    """cfg.network, or another network section (`net`, at `key`: distill.teacher) built the same way."""
+    net = cfg.network if net is None else net
     if isinstance(net, BuiltinNetwork):
         shape = tuple(net.input_shape) if net.input_shape else image_shape_of(cfg.data.train)
         assert shape is not None  # schema/rules rejects configs where it is unknown
@@ -256,14 +260,14 @@ def build_network(cfg: Config, rel: Relative) -> Network:
         )
     if isinstance(net, MindcvNetwork):
         build = Call.of("create_model", net.name, num_classes=net.num_classes, pretrained=False, **net.kwargs)
-        weights = "weights from network.checkpoint" if net.checkpoint else "no pretrained weights"
+        weights = f"weights from {key}.checkpoint" if net.checkpoint else "no pretrained weights"
         summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
         aux = returns_aux_logits(net.name, net.kwargs)
         build = Call("MainLogits", (build,)) if aux else build
         return Network(
             "mindcv", build, summary, f"mindcv's {net.name}", classes=("MainLogits",) if aux else ()
         )
-    factory = rel.imported(net.factory, "network.factory")
+    factory = rel.imported(net.factory, f"{key}.factory")
     return Network(
         "import",
         Call.of(factory.bound, **net.kwargs),

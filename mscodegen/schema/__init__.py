@@ -14,6 +14,7 @@ from pydantic import Field
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import RUN_NAME_PATTERN, Section
 from mscodegen.schema.data import CsvData, Data, Dataset, ImportedData
+from mscodegen.schema.distill import Distill
 from mscodegen.schema.ema import Ema
 from mscodegen.schema.network import Network
 from mscodegen.schema.optim import ConstantLR, Loss, LossSection, LRSchedule, Optimizer
@@ -88,6 +89,11 @@ class Config(Section):
         None,
         description="Exponential moving average of the weights (as mindcv's TrainStep): evaluation runs "
         "on it, checkpoints hold it.",
+    )
+    distill: Distill | None = Field(
+        None,
+        description="Knowledge distillation: a frozen teacher's soft targets (temperature) mixed with the "
+        "labels' loss (alpha).",
     )
 
 

@@ -392,7 +392,9 @@ class Data(Section):
         default_factory=lambda: ["label"],
         description=(
             "The columns the loss receives after the network's output, in order: loss(logits, *labels); "
-            "more than one needs an imported loss."
+            "more than one needs an imported loss. A column of data.inputs is the target itself "
+            "(`labels: [image]`: an autoencoder, loss(network(image), image)); a built-in source's `label` "
+            "column then goes unread (dataset.project drops it)."
         ),
     )
 
@@ -406,14 +408,28 @@ class Data(Section):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """Every column a batch carries: the inputs, then the labels."""
-        return (*self.inputs, *self.labels)
+        """Every column a batch carries: the inputs, then the labels that are not inputs too."""
+        return tuple(dict.fromkeys((*self.inputs, *self.labels)))
+
+    @property
+    def target_is_input(self) -> bool:
+        """A label names an input column: the loss compares the output with the input (an autoencoder)."""
+        return bool(set(self.labels) & set(self.inputs))
 
 
 def columns_of(spec: object) -> tuple[str, ...]:
     """The columns a source yields, in order: an imported source's `columns`, a csv source's `columns` keys,
     else image and label."""
     return tuple(getattr(spec, "columns", BUILTIN_COLUMNS))
+
+
+def batch_columns(data: Data, spec: object) -> tuple[str, ...]:
+    """The columns data.<split>'s batches carry: the source's, without a built-in source's `label` when
+    no loss reads it (data.labels names an input column: the scripts project it away)."""
+    have = columns_of(spec)
+    if data.target_is_input and getattr(spec, "columns", None) is None and "label" not in data.columns:
+        return tuple(c for c in have if c != "label")
+    return have
 
 
 def drops_remainder(spec: object, split: str) -> bool:

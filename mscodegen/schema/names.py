@@ -35,6 +35,7 @@ SCRIPT_DEFINITIONS = frozenset(
         "to_number", "to_vector", "to_vector_filled", "train", "weight_decay_split", "write",
         "build_generator", "export", "load_network", "load_weights", "main", "newest_checkpoint", "predict", "read_inputs",
         "sample", "through_pipeline", "write_grid",
+        "WithDistillLoss", "load_teacher",  # distill
     }
 )  # fmt: skip
 
@@ -50,6 +51,7 @@ SCRIPT_CONSTANTS = frozenset(
         "MIN_LR", "OUTPUT_DIR", "PARAM_GROUPS", "PCT_START", "POWER", "PRETRAINED", "PRETRAINED_SKIP",
         "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
         "CLASS_NAMES", "CSV_COLUMNS", "IMAGE_SUFFIXES", "INPUTS", "TOP_K",
+        "DISTILL_ALPHA", "DISTILL_TEMPERATURE", "TEACHER_CHECKPOINT",  # distill
     }
 )  # fmt: skip
 
@@ -76,6 +78,7 @@ HOST_LOCALS = frozenset(
         "usage", "value", "data_dir", "elapsed", "per_step", "step_in_epoch", "warmup", "warmup_steps", "weight", "weight_decay", "workers", "x", "buffer_size",
         "class_names", "indexing", "reference", "samples", "source",
         "outputs",  # loss.heads: the network's outputs in HeadsLoss and WithEvalHeads
+        "flags", "hard", "kl", "log_probs", "soft_targets", "teacher", "teacher_logits",  # distill
     }
 )  # fmt: skip
 # The columns of the built-in sources: loop variables in train(), so no user object may take them,

@@ -35,6 +35,7 @@ PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "training": ("Training, evaluation, callbacks, EMA", ("train", "eval", "callbacks", "ema")),
     "precision": ("Mixed precision and gradients", ("amp", "loss_scale", "grad")),
     "parallel": ("Parallel", ("parallel",)),
+    "distill": ("Knowledge distillation", ("distill",)),
 }
 # Read by the config loader before the schema (mscodegen/compose.py), so not a field of Config.
 EXTENDS_ROW = (

@@ -19,7 +19,7 @@ from mscodegen.schema.data import (
     ImageFolderData,
     ImportedData,
     MnistData,
-    columns_of,
+    batch_columns,
     drops_remainder,
     fixed_transforms,
     pipelines_of,
@@ -254,12 +254,16 @@ def _column_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     named: list[tuple[KeyPath, str]] = [(("data", "inputs", i), c) for i, c in enumerate(data.inputs)]
     named += [(("data", "labels", i), c) for i, c in enumerate(data.labels)]
     seen: set[str] = set()
+    targets = set(data.inputs)  # labels: [image] names an input once: the input is the target
     for at, column in named:
         normal = python_name(column)  # the variable Python reads (NFKC): 'ｆeatures' is 'features'
         why = column_collision(normal)
         if why:
             yield at, why
-        if normal in seen:
+        target_is_input = at[1] == "labels" and column in targets
+        if target_is_input:
+            targets.discard(column)
+        if normal in seen and not target_is_input:
             yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
         seen.add(normal)
     for split in ("train", "eval"):
@@ -273,7 +277,7 @@ def _source_column_rules(
 ) -> Iterator[Violation]:
     """The columns data.`split` yields against data.inputs + data.labels (`named`) and its transforms."""
     wanted = data.columns
-    have = columns_of(spec)
+    have = batch_columns(data, spec)
     listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
     where: KeyPath = ("data", split, "columns") if listed else ("data", split)
     if isinstance(spec, ImportedData):
@@ -363,7 +367,13 @@ def _many_labels_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
 def _many_inputs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Several network inputs: an imported network that takes them; several columns: float32 cells."""
     inputs = cfg.data.inputs
-    if len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
+    if cfg.data.target_is_input and cfg.amp.level != "O0":
+        yield (
+            ("amp", "level"),
+            f"amp.level {cfg.amp.level} with the input as the target (data.labels: [{', '.join(cfg.data.labels)}]) "
+            "is not supported: use amp.level O0",
+        )
+    elif len(inputs) + len(cfg.data.labels) > 2 and cfg.amp.level != "O0":
         yield (
             ("amp", "level"),
             f"amp.level {cfg.amp.level} takes one network input and one label column; data.inputs and "

@@ -16,7 +16,7 @@ from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
     ImportedData,
 )
-from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, Network
 from mscodegen.schema.optim import (
     ImportedLoss,
 )
@@ -82,9 +82,7 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
             problems += _import_problems(
                 dataset.factory, ("data", split, "factory"), config_dir, dataset.kwargs
             )
-    if "network" in valid and isinstance(cfg.network, ImportedNetwork):
-        net = cfg.network
-        problems += _import_problems(net.factory, ("network", "factory"), config_dir, net.kwargs)
+    problems += _network_import_problems(cfg, config_dir, valid)
     for i, metric in enumerate(cfg.eval.metrics if "eval" in valid and cfg.eval else []):
         if isinstance(metric, ImportedMetric):
             problems += _import_problems(
@@ -97,20 +95,37 @@ def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIO
     return problems
 
 
+def _network_import_problems(cfg: Config, config_dir: Path, valid: Collection[str]) -> list[Violation]:
+    """The factories of network and of distill.teacher."""
+    networks: list[tuple[KeyPath, Network]] = [(("network",), cfg.network)] if "network" in valid else []
+    if "distill" in valid and cfg.distill is not None:
+        networks.append((("distill", "teacher"), cfg.distill.teacher))
+    problems: list[Violation] = []
+    for at, net in networks:
+        if isinstance(net, ImportedNetwork):
+            problems += _import_problems(net.factory, (*at, "factory"), config_dir, net.kwargs)
+    return problems
+
+
 def weight_file_problems(cfg: Config, config_dir: Path) -> list[Violation]:
     """Files only the scripts read, when they run: checked by `mscodegen validate`, not by `new`
     (weights may be downloaded after generating; the script then stops with the same message).
 
-    network.checkpoint.path must be a file (relative to the config).
+    network.checkpoint.path and distill.teacher.checkpoint.path must be files (relative to the config).
     """
-    if cfg.network.checkpoint is None:
-        return []
-    path = cfg.network.checkpoint.path
-    file = config_dir / path
-    if file.is_file():
-        return []
-    what = "is a directory, not a file" if file.is_dir() else "does not exist"
-    return [(("network", "checkpoint", "path"), f"checkpoint file {path!r} {what} (looked in {file})")]
+    problems = []
+    teacher = cfg.distill.teacher if cfg.distill is not None else None
+    for at, net in (("network",), cfg.network), (("distill", "teacher"), teacher):
+        if net is None or net.checkpoint is None:
+            continue
+        path = net.checkpoint.path
+        file = config_dir / path
+        if not file.is_file():
+            what = "is a directory, not a file" if file.is_dir() else "does not exist"
+            problems.append(
+                ((*at, "checkpoint", "path"), f"checkpoint file {path!r} {what} (looked in {file})")
+            )
+    return problems
 
 
 def _data_dir_problems(dataset: Any, at: KeyPath, config_dir: Path) -> list[Violation]:

@@ -13,7 +13,7 @@ from mscodegen.schema.data import (
     ImageFolderData,
     ImportedData,
 )
-from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
+from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork, Network
 from mscodegen.schema.optim import HeadsLoss, ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import after, chw_rules
@@ -71,12 +71,16 @@ def _input_shape_hint(cfg: Config, config_dir: Path | None) -> str:
 
 def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
     """network's output size and the key that sets it, when known."""
-    net = cfg.network
+    return classes_of(cfg.network, ("network",))
+
+
+def classes_of(net: Network, at: KeyPath) -> tuple[int, KeyPath] | None:
+    """A network section's output size and the key that sets it (under `at`), when known."""
     if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
-        return net.num_classes, ("network", "num_classes")
+        return net.num_classes, (*at, "num_classes")
     for key, value in net.kwargs.items():
         if python_name(key) == "num_classes" and isinstance(value, int) and not isinstance(value, bool):
-            return value, ("network", "kwargs", key)
+            return value, (*at, "kwargs", key)
     return None
 
 
@@ -156,6 +160,15 @@ def _binary_metric_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
 def _loss_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
+    if cfg.data.target_is_input:  # labels: [image]: the target has the output's shape
+        if _classifies(cfg):
+            yield (
+                ("loss", "name"),
+                f"data.labels names an input column ({', '.join(cfg.data.labels)}): the target is the input, "
+                f"which {cfg.loss.name} does not take (it takes class indices); use MSELoss, L1Loss, "
+                "SmoothL1Loss, HuberLoss or BCEWithLogitsLoss",
+            )
+        return
     if isinstance(spec, ImportedData | CsvData):  # their labels are what the config says (rules/tables.py)
         return
     if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
