@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mscodegen.plan.setup import Relative
 from mscodegen.schema import Config
@@ -20,9 +21,14 @@ class Pretrained:
 
 @dataclass(frozen=True, slots=True)
 class Freeze:
-    """network.freeze: trainable parameters set requires_grad=False in build_network()."""
+    """network.freeze: trainable parameters set requires_grad=False in build_network(), or, with `epochs`,
+    an optimizer group of their own whose LR is 0 for those epochs."""
 
     patterns: tuple[str, ...]
+    epochs: int | None = None  # network.freeze.epochs; None: the whole run
+    # with epochs, the groups' weight decay: none (optimizer.weight_decay 0, MindSpore's filter), WEIGHT_DECAY
+    # for every parameter (decay_filter every_parameter), or split by decay_filter's rule
+    decay: Literal["none", "every_parameter", "filter"] = "none"
 
 
 def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
@@ -34,7 +40,15 @@ def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
 
 def build_freeze(cfg: Config) -> Freeze | None:
     freeze = cfg.network.freeze
-    return None if freeze is None else Freeze(tuple(freeze.patterns))
+    if freeze is None:
+        return None
+    rule = cfg.optimizer.decay_rule
+    decay: Literal["none", "every_parameter", "filter"] = "filter"
+    if rule == "every_parameter":
+        decay = "every_parameter"
+    elif rule == "mindspore_default" and not cfg.optimizer.weight_decay:
+        decay = "none"
+    return Freeze(tuple(freeze.patterns), freeze.epochs, decay)
 
 
 @dataclass(frozen=True, slots=True)

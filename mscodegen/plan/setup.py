@@ -163,8 +163,9 @@ class Optimizer:
     name: str
     class_name: str
     # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
-    # trainable: network.trainable_params(), MindSpore's own filter
-    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"]
+    # trainable: network.trainable_params(), MindSpore's own filter; frozen_first: network.freeze.epochs's
+    # group at LR 0 for those epochs and the others (split as decay_filter says when there is weight decay)
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter", "frozen_first"]
     args: tuple[tuple[str, object], ...]  # (keyword, value): after the parameters and learning_rate
     decay_rule: DecayRule = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
@@ -312,12 +313,16 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     args = optimizer_args(opt)
     rule = opt.decay_rule
     groups = _optimizer_groups(cfg)
-    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"] = "trainable"
-    if groups:
+    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter", "frozen_first"] = (
+        "trainable"
+    )
+    if cfg.network.freeze is not None and cfg.network.freeze.epochs is not None:
+        params = "frozen_first"  # schema/rules: not with groups
+    elif groups:
         params = "optimizer_groups"
     elif rule != "mindspore_default":
         params = rule
-    if opt.weight_decay and rule == "mindspore_default" and not groups:
+    if opt.weight_decay and rule == "mindspore_default" and params == "trainable":
         args.append(("weight_decay", Name("WEIGHT_DECAY")))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", Name("LOSS_SCALE")))
