@@ -26,6 +26,7 @@ PARITY = {
     "early_stopping.yaml": ["--steps", "440"],  # an upper bound: early stopping ends the run (at 33)
     "resume.yaml": ["--steps", "6", "--resume-at", "3"],  # whole, then stopped at 3 and resumed
     "data_parallel.yaml": ["--steps", "4"],  # under msrun, 2 workers: the dearest run
+    "freeze_unfreeze.yaml": ["--steps", "13"],  # 11 steps frozen (epoch 1), 2 after the unfreeze
 }
 # finetune.yaml loads the weights pretrain_digits.yaml's script saves (see its page).
 PRETRAIN, FINETUNE = COOKBOOK / "pretrain_digits.yaml", COOKBOOK / "finetune.yaml"

@@ -81,8 +81,8 @@ def test_accepted(write_config, overrides):
 
 
 def _optimizer_block(text: str) -> str:
-    """train()'s lines from the frozen group's first step to the optimizer's construction."""
-    match = re.search(r"\n( +frozen_steps = .*?\n +optimizer = [^\n]*\n)", text, re.DOTALL)
+    """train()'s lines from the per-step LR list to the optimizer's construction."""
+    match = re.search(r"\n( +learning_rate = \[LR\].*?\n +optimizer = [^\n]*\n)", text, re.DOTALL)
     assert match, text
     return match.group(1)
 
@@ -124,7 +124,7 @@ def _groups(params: ast.expr) -> list[dict[str, str]]:
             {"weight_decay": 0.01},
             [
                 {
-                    "*": "*weight_decay_split([p for p in trainable if p.name not in frozen], LR, WEIGHT_DECAY)"
+                    "*": "*weight_decay_split([p for p in trainable if p.name not in frozen], learning_rate, WEIGHT_DECAY)"
                 },
                 {
                     "*": "*weight_decay_split([p for p in trainable if p.name in frozen], frozen_lr, WEIGHT_DECAY)"
@@ -161,11 +161,15 @@ def test_the_frozen_parameters_are_a_group_of_their_own(write_config, tmp_path, 
     block = blocks["train_model.py"]
     assigned = _assigned(block)
     assert _groups(assigned["params"]) == expected
+    # a constant LR as a list too: one float32 value for every group once unfrozen
+    assert ast.unparse(assigned["learning_rate"]) == "[LR] * (steps_per_epoch * args.epochs)"
     assert ast.unparse(assigned["frozen_steps"]) == "FREEZE_EPOCHS * steps_per_epoch"
     assert ast.unparse(assigned["frozen_lr"]) == (
-        "[0.0 if step < frozen_steps else LR for step in range(steps_per_epoch * args.epochs)]"
+        "[0.0 if step < frozen_steps else lr for step, lr in enumerate(learning_rate)]"
     )
-    assert ast.unparse(assigned["optimizer"]) == "nn.Momentum(params, learning_rate=LR, momentum=0.9)"
+    assert (
+        ast.unparse(assigned["optimizer"]) == "nn.Momentum(params, learning_rate=learning_rate, momentum=0.9)"
+    )
     for name in ("train_model.py", "train_native.py"):
         assert "FREEZE_EPOCHS = 1  # network.freeze.epochs" in files[name]
         assert "frozen = frozen_names(network)" in files[name]
