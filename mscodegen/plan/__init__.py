@@ -376,7 +376,6 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     needs_steps = (
         shared.lr.is_list
         or shared.eval_steps is not None
-        or (shared.freeze is not None and shared.freeze.epochs is not None)
         or shared.resumable
         or (shared.checkpoint is not None and shared.checkpoint.unit == "epochs")
         or (variant == "native" and shared.checkpoint is not None)

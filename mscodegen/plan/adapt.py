@@ -26,9 +26,10 @@ class Freeze:
 
     patterns: tuple[str, ...]
     epochs: int | None = None  # network.freeze.epochs; None: the whole run
-    # with epochs, the groups' weight decay: none (optimizer.weight_decay 0, MindSpore's filter), WEIGHT_DECAY
-    # for every parameter (decay_filter every_parameter), or split by decay_filter's rule
-    decay: Literal["none", "every_parameter", "filter"] = "none"
+
+    @property
+    def kind(self) -> Literal["whole_run", "first_epochs"]:
+        return "whole_run" if self.epochs is None else "first_epochs"
 
 
 def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
@@ -42,13 +43,7 @@ def build_freeze(cfg: Config) -> Freeze | None:
     freeze = cfg.network.freeze
     if freeze is None:
         return None
-    rule = cfg.optimizer.decay_rule
-    decay: Literal["none", "every_parameter", "filter"] = "filter"
-    if rule == "every_parameter":
-        decay = "every_parameter"
-    elif rule == "mindspore_default" and not cfg.optimizer.weight_decay:
-        decay = "none"
-    return Freeze(tuple(freeze.patterns), freeze.epochs, decay)
+    return Freeze(tuple(freeze.patterns), freeze.epochs)
 
 
 @dataclass(frozen=True, slots=True)

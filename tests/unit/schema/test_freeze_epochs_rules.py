@@ -82,7 +82,7 @@ def test_accepted(write_config, overrides):
 
 def _optimizer_block(text: str) -> str:
     """train()'s lines from the per-step LR list to the optimizer's construction."""
-    match = re.search(r"\n( +learning_rate = \[LR\].*?\n +optimizer = [^\n]*\n)", text, re.DOTALL)
+    match = re.search(r"\n( +learning_rate = build_lr.*?\n +optimizer = [^\n]*\n)", text, re.DOTALL)
     assert match, text
     return match.group(1)
 
@@ -161,8 +161,14 @@ def test_the_frozen_parameters_are_a_group_of_their_own(write_config, tmp_path, 
     block = blocks["train_model.py"]
     assigned = _assigned(block)
     assert _groups(assigned["params"]) == expected
-    # a constant LR as a list too: one float32 value for every group once unfrozen
-    assert ast.unparse(assigned["learning_rate"]) == "[LR] * (steps_per_epoch * args.epochs)"
+    # a constant LR as a list too (MindSpore would apply LR + 1.0 - 1.0 beside the frozen group's list)
+    assert (
+        ast.unparse(assigned["learning_rate"]) == "build_lr(steps_per_epoch * args.epochs, steps_per_epoch)"
+    )
+    build_lr = next(
+        node for node in ast.parse(files["train_model.py"]).body if getattr(node, "name", None) == "build_lr"
+    )
+    assert ast.unparse(build_lr.body[-1]) == "return [LR] * total_steps"
     assert ast.unparse(assigned["frozen_steps"]) == "FREEZE_EPOCHS * steps_per_epoch"
     assert ast.unparse(assigned["frozen_lr"]) == (
         "[0.0 if step < frozen_steps else lr for step, lr in enumerate(learning_rate)]"
