@@ -337,6 +337,8 @@ def build_shared(
         ]
     if freeze is not None:
         finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
+        if freeze.epochs is not None:
+            finetune.append(Constant("FREEZE_EPOCHS", freeze.epochs, "network.freeze.epochs"))
     if finetune:
         constants = (*constants, tuple(finetune))
     if heads is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mscodegen.plan.setup import ImportedName, Network, Relative, build_network
 from mscodegen.schema import Config
@@ -20,9 +21,15 @@ class Pretrained:
 
 @dataclass(frozen=True, slots=True)
 class Freeze:
-    """network.freeze: trainable parameters set requires_grad=False in build_network()."""
+    """network.freeze: trainable parameters set requires_grad=False in build_network(), or, with `epochs`,
+    an optimizer group of their own whose LR is 0 for those epochs."""
 
     patterns: tuple[str, ...]
+    epochs: int | None = None  # network.freeze.epochs; None: the whole run
+
+    @property
+    def kind(self) -> Literal["whole_run", "first_epochs"]:
+        return "whole_run" if self.epochs is None else "first_epochs"
 
 
 def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
@@ -34,7 +41,9 @@ def build_pretrained(cfg: Config, rel: Relative) -> Pretrained | None:
 
 def build_freeze(cfg: Config) -> Freeze | None:
     freeze = cfg.network.freeze
-    return None if freeze is None else Freeze(tuple(freeze.patterns))
+    if freeze is None:
+        return None
+    return Freeze(tuple(freeze.patterns), freeze.epochs)
 
 
 @dataclass(frozen=True, slots=True)

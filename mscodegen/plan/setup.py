@@ -157,6 +157,9 @@ class LRSchedule:
     warmup: bool = False  # a linear warm-up first: warmup_cosine, or lr_schedule.warmup_epochs > 0
     epoch_stair: bool = False  # lr_schedule.epoch_stair
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
+    # constant as a list (network.freeze.epochs: next to a group's list, MindSpore applies a constant
+    # LR as LR + 1.0 - 1.0 in float32, which is not LR)
+    listed: bool = False
 
     @property
     def description(self) -> str:
@@ -168,6 +171,7 @@ class LRSchedule:
             "exponential": "LR times GAMMA per epoch",
             "polynomial": "LR down to END_LR along a polynomial of degree POWER",
             "one_cycle": "one cycle up to LR and down again",
+            "constant": "LR (a list, as the frozen group's LR is)",
         }.get(self.kind, "LR")
         warm = "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then " if self.warmup else ""
         return warm + what
@@ -175,7 +179,18 @@ class LRSchedule:
     @property
     def is_list(self) -> bool:
         """One value per optimizer step (a list) rather than a constant."""
-        return self.kind != "constant"
+        return self.kind != "constant" or self.listed
+
+
+ParamsForm = Literal[
+    "trainable",
+    "optimizer_groups",
+    "no_norm_no_bias",
+    "every_parameter",
+    "frozen_first",
+    "frozen_first_every_parameter",
+    "frozen_first_filtered",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +198,10 @@ class Optimizer:
     name: str
     class_name: str
     # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
-    # trainable: network.trainable_params(), MindSpore's own filter
-    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"]
+    # trainable: network.trainable_params(), MindSpore's own filter; frozen_first*: network.freeze.epochs's
+    # group at LR 0 for those epochs and the others, without weight decay, with it on every parameter, or
+    # split by decay_filter's rule (which needs weight_decay_split)
+    params: ParamsForm
     args: tuple[tuple[str, object], ...]  # (keyword, value): after the parameters and learning_rate
     decay_rule: DecayRule = "mindspore_default"  # optimizer.decay_filter, the deprecated `all` resolved
     decay_note: str | None = None  # why the filter reads as it does (a deprecated name)
@@ -328,7 +345,8 @@ def build_lr(cfg: Config) -> LRSchedule:
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)
-    return LRSchedule(schedule.kind, warmup=schedule.kind == "warmup_cosine")
+    frozen_first = cfg.network.freeze is not None and cfg.network.freeze.epochs is not None
+    return LRSchedule(schedule.kind, warmup=schedule.kind == "warmup_cosine", listed=frozen_first)
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
@@ -336,12 +354,18 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     args = optimizer_args(opt)
     rule = opt.decay_rule
     groups = _optimizer_groups(cfg)
-    params: Literal["trainable", "optimizer_groups", "no_norm_no_bias", "every_parameter"] = "trainable"
-    if groups:
+    params: ParamsForm = "trainable"
+    if cfg.network.freeze is not None and cfg.network.freeze.epochs is not None:  # schema/rules: no groups
+        params = "frozen_first"
+        if rule == "every_parameter":
+            params = "frozen_first_every_parameter"
+        elif opt.weight_decay or rule != "mindspore_default":
+            params = "frozen_first_filtered"
+    elif groups:
         params = "optimizer_groups"
     elif rule != "mindspore_default":
         params = rule
-    if opt.weight_decay and rule == "mindspore_default" and not groups:
+    if opt.weight_decay and rule == "mindspore_default" and params == "trainable":
         args.append(("weight_decay", Name("WEIGHT_DECAY")))
     if loss_scale_in_optimizer:
         args.append(("loss_scale", Name("LOSS_SCALE")))

@@ -110,10 +110,19 @@ class NetworkCheckpoint(Section):
 
 
 class Freeze(Section):
-    """Parameters not trained (requires_grad=False before the optimizer collects the trainable ones)."""
+    """Parameters not trained: for the whole run (requires_grad=False before the optimizer collects the
+    trainable ones), or for the first `epochs` epochs (a group of their own at LR 0 until then)."""
 
     patterns: Annotated[list[NamePattern], Field(min_length=1)] = Field(
         description="Parameter-name patterns (fnmatch), e.g. `layer1.*`; a pattern that matches nothing is an error."
+    )
+    epochs: PositiveInt | None = Field(
+        None,
+        description=(
+            "Frozen for this many epochs, then trained, in one run: an optimizer group of their own whose LR "
+            "is 0 until then (their gradients and optimizer state are computed all along). Less than "
+            "train.epochs; omitted: frozen for the whole run."
+        ),
     )
 
 
@@ -123,7 +132,9 @@ class _Adaptable(Section):
     checkpoint: NetworkCheckpoint | None = Field(
         None, description="Load weights from a local checkpoint before training (fine-tuning)."
     )
-    freeze: Freeze | None = Field(None, description="Parameters not trained, for the whole run.")
+    freeze: Freeze | None = Field(
+        None, description="Parameters not trained, for the whole run or for its first epochs."
+    )
 
 
 def _three_dims(shape: Any) -> Any:

@@ -33,6 +33,7 @@ PARITY = {
     "eval_every_steps.yaml": ["--steps", "12"],  # evaluations after steps 10 and 12
     # the resumable checkpoint holds the whole train network, the teacher too: _check_distillation reads it
     "distillation.yaml": ["--steps", "5", "--set", "callbacks.checkpoint={every_steps: 5, keep_max: 1}"],
+    "freeze_unfreeze.yaml": ["--steps", "13"],  # 11 steps frozen (epoch 1), 2 after the unfreeze
 }
 # finetune.yaml and distillation.yaml (its teacher) load the weights pretrain_digits.yaml's script saves
 # (see their pages): the key each reads them from.

@@ -272,3 +272,31 @@ def _loss_tensor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
                 f"{len(value)} numbers for network.num_classes {classes}: give one per class"
                 + (" (or one for all)" if one else ""),
             )
+
+
+@rule("network", "train", "optimizer")
+def _freeze_epochs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """network.freeze.epochs: the frozen parameters are an optimizer group of their own at LR 0 for those
+    epochs, which needs epochs left to train them and no other grouping of the parameters."""
+    freeze = cfg.network.freeze
+    if freeze is None or freeze.epochs is None:
+        return
+    key = ("network", "freeze", "epochs")
+    epochs = cfg.train.epochs
+    if freeze.epochs >= epochs:
+        fix = f"give 1 to {epochs - 1}" if epochs > 1 else "train for more epochs"
+        yield (
+            key,
+            f"{freeze.epochs} leaves no epoch of train.epochs ({epochs}) to train them: {fix}, "
+            "or leave epochs out to freeze them for the whole run",
+        )
+    for name, used in (
+        ("optimizer.groups", bool(cfg.optimizer.groups)),
+        ("optimizer.layer_decay", cfg.optimizer.layer_decay is not None),
+    ):
+        if used:
+            yield (
+                key,
+                f"not supported with {name} yet: the frozen parameters are an optimizer group of their own, "
+                "which would override theirs",
+            )
