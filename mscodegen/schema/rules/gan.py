@@ -181,13 +181,22 @@ def gan_module_problems(cfg: GanConfig, config_dir: Path | None, valid: Collecti
 
 @rule("gan", "runtime", "amp")
 def _critic_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
-    """Weight clipping and the gradient penalty bound a Wasserstein critic: one of them, in graph mode."""
+    """Weight clipping and the gradient penalty bound a Wasserstein critic: one of them, in graph mode;
+    a network's gradient norm clipping in float32."""
     critic, at = cfg.gan.discriminator, ("gan", "discriminator")
     for key, what in (("clip_weights", "weight clipping"), ("gradient_penalty", "the gradient penalty")):
         if getattr(critic, key) is not None and cfg.gan.loss != "wasserstein":
             yield (
                 (*at, key),
                 f"{what} bounds a Wasserstein critic: set gan.loss: wasserstein, or remove {key}",
+            )
+    for role in ROLES:
+        clip = getattr(cfg.gan, role).grad_clip
+        if clip is not None and clip.kind != "value" and cfg.amp.level != "O0":
+            yield (
+                ("gan", role, "grad_clip", "kind"),
+                f"{clip.kind} clipping with mixed precision is {NOT_YET}: the two variants' losses part at the "
+                "third step (MindSpore 2.10, amp O2); use kind: value, or amp.level: O0",
             )
     if critic.gradient_penalty is None:
         return
