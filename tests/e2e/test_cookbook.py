@@ -26,7 +26,10 @@ PARITY = {
     "early_stopping.yaml": ["--steps", "440"],  # an upper bound: early stopping ends the run (at 33)
     "resume.yaml": ["--steps", "6", "--resume-at", "3"],  # whole, then stopped at 3 and resumed
     "data_parallel.yaml": ["--steps", "4"],  # under msrun, 2 workers: the dearest run
+    "wgan_gp.yaml": ["--steps", "2"],  # a step: 5 critic updates, each a gradient of a gradient
 }
+# Configs whose own test runs this parity (with --keep) and checks what it kept: one run feeds both.
+OWN_TEST = {"wgan.yaml": "test_wgan_runs.py"}
 # finetune.yaml loads the weights pretrain_digits.yaml's script saves (see its page).
 PRETRAIN, FINETUNE = COOKBOOK / "pretrain_digits.yaml", COOKBOOK / "finetune.yaml"
 CHECKPOINT_KEY = "network.checkpoint.path"
@@ -74,8 +77,14 @@ def test_every_config_validates(tmp_path):
     assert proc.returncode == 0, _explain(proc)
 
 
+def test_the_configs_left_to_their_own_tests_run_parity_there():
+    for config, test in OWN_TEST.items():
+        text = (Path(__file__).parent / test).read_text(encoding="utf-8")
+        assert f'COOKBOOK / "{config}"' in text and '"parity", recipe' in text, (config, test)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("config", [c for c in CONFIGS if c.name not in OWN_TEST], ids=lambda path: path.stem)
 def test_parity(config: Path, tmp_path):
     extra: list[str | Path] = []
     if config == FINETUNE:  # the page's first step: pretrain, save the weights

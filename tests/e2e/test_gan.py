@@ -308,26 +308,6 @@ VARIATIONS = {
         "data": {"train": {"transforms": {"resize": [64, 64]}}},
     },
     "lsgan_no_samples": {"gan": {"loss": "MSELoss", "samples": NULL}, "callbacks": {"time_monitor": False}},
-    "wgan_clip": {
-        "gan": {
-            "loss": "wasserstein",
-            "d_steps": 2,
-            "generator": {"grad_clip": {"kind": "global_norm", "max_norm": 5}},
-            "discriminator": {"clip_weights": 0.01},
-        }
-    },
-    "wgan_gp_parallel": {
-        "gan": {"loss": "wasserstein", "discriminator": {"gradient_penalty": 10, "network": {"norm": "layer"}}},
-        "parallel": {"mode": "data_parallel", "workers": 2},
-    },
-    "grad_clip_dynamic_scale": {
-        "gan": {
-            "generator": {"grad_clip": {"kind": "value", "clip_value": 2}},
-            "discriminator": {"grad_clip": {"kind": "value", "clip_value": 0.5}},
-        },
-        "amp": {"level": "O2"},
-        "loss_scale": {"kind": "dynamic"},
-    },
     "mindcv_discriminator": {
         "gan": {
             "discriminator": {
@@ -366,33 +346,80 @@ def test_variations_generate_parseable_scripts(tmp_path: Path, case: str) -> Non
         assert "# 64x64" in native and "features * 8" in native
     if case == "lsgan_no_samples":
         assert "nn.MSELoss()" in native and "save_samples" not in native and "SAMPLE" not in model
-    if case == "wgan_clip":
-        for text in (native, model):  # after each critic update, inside the D_STEPS loop; no loss class
-            clamp = text.index("ops.assign(weight, ops.clamp(weight, -D_WEIGHT_CLIP, D_WEIGHT_CLIP))")
-            assert text.index("for i in range(D_STEPS):") < clamp < text.index("g_grad_fn(noise[:size])")
-            assert "loss_fn =" not in text and "DiscriminatorLoss(discriminator)" in text
-            assert "return ops.mean(fake_scores) - ops.mean(real_scores)" in text
-            assert "return -ops.mean(self.discriminator(self.generator(z)))" in text
-            assert "g_grads = ops.clip_by_global_norm(g_grads, G_MAX_NORM)" in text
-    if case == "wgan_gp_parallel":
-        for text in (native, model):
-            assert "lambda image, label, info: add_latent_noise(image, label, info, shard_id)" in text
-            assert 'output_columns=["image", "noise", "mix"]' in text
-            assert "self.image_grad = ms.grad(ScoreSum(discriminator))" in text
-            critic = _function(text, "conv_block") + _function(text, "Discriminator")
-            assert "nn.LayerNorm((out_channels, size, size)" in critic and "BatchNorm2d" not in critic
-        assert "for step_in_epoch, (image, noise, mix) in enumerate(batches, 1):" in native
-        assert "def construct(self, image, noise, mix):" in model
-    if case == "grad_clip_dynamic_scale":  # clipped after the overflow check, before the update
-        g_clip = "g_grads = tuple(ops.clamp(grad, -G_CLIP_VALUE, G_CLIP_VALUE) for grad in g_grads)"
-        d_clip = "d_grads = tuple(ops.clamp(grad, -D_CLIP_VALUE, D_CLIP_VALUE) for grad in d_grads)"
-        for text in (native, model):
-            assert text.index("d_finite = amp.all_finite(d_grads)") < text.index(d_clip) < text.index("if d_finite:")
-            assert text.index("g_finite = amp.all_finite(g_grads)") < text.index(g_clip) < text.index("if g_finite:")
-        assert "G_CLIP_VALUE = 2.0  # gan.generator.grad_clip.clip_value" in native
     if case == "mindcv_discriminator":
         assert 'create_model("resnet18", num_classes=1, pretrained=False, in_channels=1)' in native
         assert "weight_decay=D_WEIGHT_DECAY" in native and "class Discriminator(" not in native
+
+
+WGAN_VARIATIONS = {
+    "wgan_clip": {
+        "gan": {
+            "loss": "wasserstein",
+            "d_steps": 2,
+            "generator": {"grad_clip": {"kind": "global_norm", "max_norm": 5}},
+            "discriminator": {"clip_weights": 0.01},
+        }
+    },
+    "wgan_gp_parallel": {
+        "gan": {
+            "loss": "wasserstein",
+            "discriminator": {"gradient_penalty": 10, "network": {"norm": "layer"}},
+        },
+        "parallel": {"mode": "data_parallel", "workers": 2},
+    },
+    "grad_clip_dynamic_scale": {
+        "gan": {
+            "generator": {"grad_clip": {"kind": "value", "clip_value": 2}},
+            "discriminator": {"grad_clip": {"kind": "value", "clip_value": 0.5}},
+        },
+        "amp": {"level": "O2"},
+        "loss_scale": {"kind": "dynamic"},
+    },
+}
+
+
+def _wgan_scripts(tmp_path: Path, case: str) -> tuple[str, str]:
+    files = scripts(tmp_path, copy.deepcopy(WGAN_VARIATIONS[case]))
+    for name in ("train_model.py", "train_native.py"):
+        ast.parse(files[name], filename=name)
+    return files["train_native.py"], files["train_model.py"]
+
+
+def test_wgan_clips_the_critic_after_each_update(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "wgan_clip")
+    for text in (native, model):  # after each critic update, inside the D_STEPS loop; no loss class
+        clamp = text.index("ops.assign(weight, ops.clamp(weight, -D_WEIGHT_CLIP, D_WEIGHT_CLIP))")
+        assert text.index("for i in range(D_STEPS):") < clamp < text.index("g_grad_fn(noise[:size])")
+        assert "loss_fn =" not in text and "DiscriminatorLoss(discriminator)" in text
+        assert "return ops.mean(fake_scores) - ops.mean(real_scores)" in text
+        assert "return -ops.mean(self.discriminator(self.generator(z)))" in text
+        assert "g_grads = ops.clip_by_global_norm(g_grads, G_MAX_NORM)" in text
+
+
+def test_wgan_gp_scripts_draw_the_mix_with_the_noise(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "wgan_gp_parallel")
+    for text in (native, model):
+        assert "lambda image, label, info: add_latent_noise(image, label, info, shard_id)" in text
+        assert 'output_columns=["image", "noise", "mix"]' in text
+        assert "self.image_grad = ms.grad(ScoreSum(discriminator))" in text
+        critic = _function(text, "conv_block") + _function(text, "Discriminator")
+        assert "nn.LayerNorm((out_channels, size, size)" in critic and "BatchNorm2d" not in critic
+    assert "for step_in_epoch, (image, noise, mix) in enumerate(batches, 1):" in native
+    assert "def construct(self, image, noise, mix):" in model
+
+
+def test_grad_clip_per_network_after_the_overflow_check(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "grad_clip_dynamic_scale")
+    g_clip = "g_grads = tuple(ops.clamp(grad, -G_CLIP_VALUE, G_CLIP_VALUE) for grad in g_grads)"
+    d_clip = "d_grads = tuple(ops.clamp(grad, -D_CLIP_VALUE, D_CLIP_VALUE) for grad in d_grads)"
+    for text in (native, model):
+        assert (
+            text.index("d_finite = amp.all_finite(d_grads)") < text.index(d_clip) < text.index("if d_finite:")
+        )
+        assert (
+            text.index("g_finite = amp.all_finite(g_grads)") < text.index(g_clip) < text.index("if g_finite:")
+        )
+    assert "G_CLIP_VALUE = 2.0  # gan.generator.grad_clip.clip_value" in native
 
 
 def test_the_plan_says_facts_the_templates_print(tmp_path: Path) -> None:

@@ -195,8 +195,8 @@ def _critic_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violatio
         if clip is not None and clip.kind != "value" and cfg.amp.level != "O0":
             yield (
                 ("gan", role, "grad_clip", "kind"),
-                f"{clip.kind} clipping with mixed precision is {NOT_YET}: the two variants' losses part at the "
-                "third step (MindSpore 2.10, amp O2); use kind: value, or amp.level: O0",
+                f"{clip.kind} clipping with mixed precision is {NOT_YET} (with amp O2, norm clipping made the "
+                "two variants' losses part at the third step); use kind: value, or amp.level: O0",
             )
     if critic.gradient_penalty is None:
         return
