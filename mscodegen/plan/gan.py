@@ -71,7 +71,7 @@ class GanNetwork:
     optimizer_args: tuple[tuple[str, object], ...]  # after params and learning_rate
     grad_clip: Literal["global_norm", "norm", "value"] | None = None  # gan.<role>.grad_clip's kind
     clip_weights: bool = False  # the critic's weights clamped after each update (D_WEIGHT_CLIP)
-    layer_norm: bool = False  # dcgan discriminator: LayerNorm in place of BatchNorm
+    norm: Literal["batch", "layer"] | None = None  # the dcgan discriminator's normalisation
 
     @property
     def short(self) -> str:
@@ -122,6 +122,13 @@ class GanShared(Frame):
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
         """Both, in the order they are built (which the initial weights depend on)."""
         return (self.generator, self.discriminator)
+
+    @property
+    def critic_loss(self) -> Literal["labels", "wasserstein", "gradient_penalty"]:
+        """Which loss cells: on labels (a loss class), WGAN's, or WGAN's with the gradient penalty."""
+        if self.loss is not None:
+            return "labels"
+        return "gradient_penalty" if self.gradient_penalty else "wasserstein"
 
     @property
     def dcgan(self) -> bool:
@@ -249,7 +256,6 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         kind = "import"
         factory = rel.imported(net.factory, f"gan.{role}.network.factory")
         builder, kwargs = factory.attr, dict(net.kwargs)
-    layer_norm = isinstance(net, DcganDiscriminator) and net.norm == "layer"
     opt_args = optimizer_args(opt)
     if opt.weight_decay:
         opt_args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))
@@ -265,7 +271,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         optimizer_args=tuple(opt_args),
         grad_clip=part.grad_clip.kind if part.grad_clip else None,
         clip_weights=getattr(part, "clip_weights", None) is not None,
-        layer_norm=layer_norm,
+        norm=net.norm if isinstance(net, DcganDiscriminator) else None,
     )
 
 
