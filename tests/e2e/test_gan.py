@@ -380,8 +380,12 @@ WGAN_VARIATIONS = {
 
 def _wgan_scripts(tmp_path: Path, case: str) -> tuple[str, str]:
     files = scripts(tmp_path, copy.deepcopy(WGAN_VARIATIONS[case]))
-    for name in ("train_model.py", "train_native.py"):
+    for name in ("train_model.py", "train_native.py", "predict.py"):  # predict.py: the generator's grid
         ast.parse(files[name], filename=name)
+    assert (
+        "from train_model import LATENT_DIM, SAMPLE_COLUMNS, SAMPLE_COUNT, SAMPLE_SEED, Generator"
+        in files["predict.py"]
+    )
     return files["train_native.py"], files["train_model.py"]
 
 
