@@ -52,6 +52,9 @@ def form_problems(tree: object) -> tuple[list[Violation], set[str]]:
     return _two_networks_in_one(tree)
 
 
+GAN_CLIP = ": each network clips its own, gan.generator.grad_clip and gan.discriminator.grad_clip"
+
+
 def _not_with_two_networks(tree: Mapping[str, Any]) -> list[Violation]:
     """One-network sections a gan config cannot use yet, at the key that asks for them."""
     out: list[Violation] = []
@@ -75,7 +78,7 @@ def _not_with_two_networks(tree: Mapping[str, Any]) -> list[Violation]:
         }
         for key, value in grad.items():
             if key in what and value is not None and not (key == "accumulation_steps" and value == 1):
-                out.append((("grad", key), f"{what[key]} is {NOT_YET}"))
+                out.append((("grad", key), f"{what[key]} is {NOT_YET}{GAN_CLIP if key == 'clip' else ''}"))
     return out
 
 

@@ -514,12 +514,16 @@ def _batch_steps(
         v("batch_size", spec.batch_size), v("drop_remainder", drops_remainder(spec, split)), sharded, not ops
     )
     if isinstance(cfg, GanConfig):  # the label column replaced by the latent vectors, a batch per step
-        noise = Call("add_latent_noise", (Name("label"), Name("info"), Name("shard_id")))
-        per_batch = Lambda(("label", "info"), noise) if sharded else Name("add_latent_noise")
+        # WGAN-GP: the gradient penalty's interpolation weights too, after the images (a column that
+        # per_batch_map adds goes first: the images pass through it to keep their place)
+        image, label = cfg.data.inputs[0], cfg.data.labels[0]
+        gp = cfg.gan.discriminator.gradient_penalty is not None
+        inputs = ("image", "label", "info") if gp else ("label", "info")
+        noise = Call("add_latent_noise", (*map(Name, inputs), Name("shard_id")))
         more = (
-            ("per_batch_map", per_batch),
-            ("input_columns", [cfg.data.labels[0]]),
-            ("output_columns", ["noise"]),
+            ("per_batch_map", Lambda(inputs, noise) if sharded else Name("add_latent_noise")),
+            ("input_columns", [image, label] if gp else [label]),
+            ("output_columns", [image, "noise", "mix"] if gp else ["noise"]),
         )
         batch = replace(batch, d_steps=cfg.gan.d_steps > 1, kwargs=more)
     columns = ("input_columns", ["image", "label"])

@@ -41,7 +41,7 @@ from mscodegen.plan.step import build_amp, build_parallel
 from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import MindcvNetwork
-from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
+from mscodegen.schema.precision import DynamicLossScale, FixedLossScale, GlobalNormClip, NormClip
 
 Role = Literal["generator", "discriminator"]
 
@@ -69,6 +69,9 @@ class GanNetwork:
     optimizer_class: str  # Adam (from mindspore.nn), or the imported class (Lion)
     optimizer_module: str | None
     optimizer_args: tuple[tuple[str, object], ...]  # after params and learning_rate
+    grad_clip: Literal["global_norm", "norm", "value"] | None = None  # gan.<role>.grad_clip's kind
+    clip_weights: bool = False  # the critic's weights clamped after each update (D_WEIGHT_CLIP)
+    norm: Literal["batch", "layer"] | None = None  # the dcgan discriminator's normalisation
 
     @property
     def short(self) -> str:
@@ -110,7 +113,8 @@ class GanShared(Frame):
 
     generator: GanNetwork
     discriminator: GanNetwork
-    loss: str  # gan.loss: the mindspore.nn class
+    loss: str | None  # gan.loss: the mindspore.nn class; None: wasserstein (the critic's score means)
+    gradient_penalty: bool  # WGAN-GP: the critic's loss adds GP_WEIGHT * penalty; batches carry `mix`
     step: GanStep
     samples: Samples | None
 
@@ -118,6 +122,13 @@ class GanShared(Frame):
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
         """Both, in the order they are built (which the initial weights depend on)."""
         return (self.generator, self.discriminator)
+
+    @property
+    def critic_loss(self) -> Literal["labels", "wasserstein", "gradient_penalty"]:
+        """Which loss cells: on labels (a loss class), WGAN's, or WGAN's with the gradient penalty."""
+        if self.loss is not None:
+            return "labels"
+        return "gradient_penalty" if self.gradient_penalty else "wasserstein"
 
     @property
     def dcgan(self) -> bool:
@@ -188,7 +199,8 @@ def build_gan_shared(
         runtime=build_runtime(cfg),
         generator=generator,
         discriminator=discriminator,
-        loss=cfg.gan.loss,
+        loss=None if cfg.gan.loss == "wasserstein" else cfg.gan.loss,
+        gradient_penalty=cfg.gan.discriminator.gradient_penalty is not None,
         amp=build_amp(cfg),
         step=step,
         samples=Samples(samples.count, samples.columns) if samples else None,
@@ -257,6 +269,9 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         optimizer_class=OPTIMIZER_CLASSES[opt.name],
         optimizer_module=OPTIMIZER_MODULES.get(opt.name),
         optimizer_args=tuple(opt_args),
+        grad_clip=part.grad_clip.kind if part.grad_clip else None,
+        clip_weights=getattr(part, "clip_weights", None) is not None,
+        norm=net.norm if isinstance(net, DcganDiscriminator) else None,
     )
 
 
@@ -301,6 +316,18 @@ def _constants(
             networks.append(
                 Constant(f"{short}_WEIGHT_DECAY", opt.weight_decay, f"gan.{role}.optimizer.weight_decay")
             )
+        clip = getattr(gan, role).grad_clip
+        if isinstance(clip, GlobalNormClip | NormClip):
+            networks.append(Constant(f"{short}_MAX_NORM", clip.max_norm, f"gan.{role}.grad_clip.max_norm"))
+        elif clip is not None:
+            networks.append(
+                Constant(f"{short}_CLIP_VALUE", clip.clip_value, f"gan.{role}.grad_clip.clip_value")
+            )
+    critic = gan.discriminator
+    if critic.clip_weights is not None:
+        networks.append(Constant("D_WEIGHT_CLIP", critic.clip_weights, "gan.discriminator.clip_weights"))
+    if critic.gradient_penalty is not None:
+        networks.append(Constant("GP_WEIGHT", critic.gradient_penalty, "gan.discriminator.gradient_penalty"))
     groups = [run, networks]
     if gan.samples is not None:
         groups.append(

@@ -12,12 +12,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from mscodegen.schema._base import RUN_NAME_PATTERN, PathText, PositiveInt, Section, Seed
+from mscodegen.schema._base import RUN_NAME_PATTERN, PathText, PositiveFloat32, PositiveInt, Section, Seed
 from mscodegen.schema.data import Data
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.optim import Adam, Optimizer
 from mscodegen.schema.parallel import Parallel
-from mscodegen.schema.precision import Amp, LossScale, NoLossScale
+from mscodegen.schema.precision import Amp, Clip, LossScale, NoLossScale
 from mscodegen.schema.runtime import Runtime
 from mscodegen.schema.training import Callbacks, Train
 
@@ -52,6 +52,12 @@ class DcganDiscriminator(Section):
     features: PositiveInt = Field(
         64, description="Channels of the first layer (ndf); doubled per layer towards the 4x4 map."
     )
+    norm: Literal["batch", "layer"] = Field(
+        "batch",
+        description="After each convolution but the first: batch (BatchNorm2d, DCGAN) or layer (LayerNorm "
+        "over each image's channels x height x width: WGAN-GP's critic, whose gradient penalty is per image "
+        "and BatchNorm mixes the batch's images).",
+    )
 
 
 GeneratorNetwork = Annotated[DcganGenerator | ImportedNetwork, Field(discriminator="kind")]
@@ -64,6 +70,12 @@ def _dcgan_adam() -> Adam:
     return Adam(name="adam", lr=0.0002, beta1=0.5)
 
 
+GRAD_CLIP = (
+    "Its gradients clipped before its optimizer step (after unscaling), as grad.clip does for one network: "
+    "global_norm, norm or value."
+)
+
+
 class GeneratorRole(Section):
     """The network that makes images from latent vectors, and its optimizer."""
 
@@ -73,6 +85,7 @@ class GeneratorRole(Section):
     optimizer: Optimizer = Field(
         default_factory=_dcgan_adam, description="Default: Adam(lr 0.0002, beta1 0.5), as DCGAN."
     )
+    grad_clip: Clip | None = Field(None, description=GRAD_CLIP)
 
 
 class DiscriminatorRole(Section):
@@ -84,6 +97,18 @@ class DiscriminatorRole(Section):
     )
     optimizer: Optimizer = Field(
         default_factory=_dcgan_adam, description="Default: Adam(lr 0.0002, beta1 0.5), as DCGAN."
+    )
+    grad_clip: Clip | None = Field(None, description=GRAD_CLIP)
+    clip_weights: PositiveFloat32 | None = Field(
+        None,
+        description="WGAN's weight clipping (loss: wasserstein): after each of its updates, every trainable "
+        "parameter of the critic clamped to [-clip_weights, clip_weights] (the paper: 0.01).",
+    )
+    gradient_penalty: PositiveFloat32 | None = Field(
+        None,
+        description="WGAN-GP's lambda (loss: wasserstein; the paper: 10): the critic's loss gains "
+        "lambda * mean((||grad D(x)||_2 - 1)^2) at x = e * real + (1 - e) * fake, e ~ U[0, 1) per image, "
+        "drawn with the latent vectors. Instead of clip_weights; graph mode only.",
     )
 
 
@@ -102,7 +127,8 @@ class SampleGrid(Section):
 class Gan(Section):
     """Two networks trained against each other. One step: d_steps discriminator updates (real images
     labelled 1, generated ones 0, the generator left alone), then one generator update (its images
-    through the discriminator, labelled 1). The latent vectors come with each batch, drawn from
+    through the discriminator, labelled 1). With loss: wasserstein the discriminator is WGAN's critic:
+    its score instead of labels. The latent vectors come with each batch, drawn from
     (runtime.seed, epoch, batch), so both variants and a resumed run see the same ones."""
 
     generator: GeneratorRole
@@ -110,13 +136,16 @@ class Gan(Section):
     latent_dim: PositiveInt = Field(100, description="Size of the latent vector (nz).")
     d_steps: PositiveInt = Field(
         1,
-        description="Discriminator updates per generator update; a step then reads d_steps batches of "
-        "data.train.batch_size.",
+        description="Discriminator updates per generator update (WGAN's n_critic, 5 in the paper), each on "
+        "a batch of its own: a step then reads d_steps batches of data.train.batch_size, and counts as one "
+        "step (--max-steps, logs, checkpoints).",
     )
-    loss: Literal["BCEWithLogitsLoss", "MSELoss"] = Field(
+    loss: Literal["BCEWithLogitsLoss", "MSELoss", "wasserstein"] = Field(
         "BCEWithLogitsLoss",
         description="BCEWithLogitsLoss on the discriminator's logit (DCGAN; the tutorial's Sigmoid + "
-        "BCELoss in one op), or MSELoss (least-squares GAN).",
+        "BCELoss in one op), MSELoss (least-squares GAN), or wasserstein (WGAN: the critic's loss "
+        "mean(D(fake)) - mean(D(real)), the generator's -mean(D(fake)); bound the critic with "
+        "gan.discriminator.clip_weights or gradient_penalty).",
     )
     samples: SampleGrid | None = Field(
         default_factory=SampleGrid, description="The sample grid written after every epoch; null: none."

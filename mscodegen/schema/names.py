@@ -104,6 +104,20 @@ GAN_NAMES = frozenset(
         "state", "z",
     }
 )  # fmt: skip
+# What a Wasserstein gan adds (gan.loss: wasserstein; the critic's clip_weights, gradient_penalty; grad_clip).
+GAN_NAMES |= frozenset(
+    {
+        "D_CLIP_VALUE",
+        "D_MAX_NORM",
+        "D_WEIGHT_CLIP",
+        "GP_WEIGHT",
+        "G_CLIP_VALUE",
+        "G_MAX_NORM",
+        "ScoreSum",
+        "mix",
+        "weight",
+    }
+)
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 RESERVED_NAMES = SCRIPT_NAMES | GAN_NAMES | BUILTIN_NAMES
 

@@ -205,6 +205,60 @@ def test_user_objects_named_like_the_gan_scripts_names(tmp_path: Path) -> None:
     load_config(write(tmp_path, base=one, name="one"))
 
 
+# --- WGAN: the loss family, the critic's bounds -------------------------------------------------------
+
+WASSERSTEIN: dict = {"gan": {"loss": "wasserstein", "discriminator": {"network": {"norm": "layer"}}}}
+
+
+@pytest.mark.parametrize("key", ["clip_weights", "gradient_penalty"])
+def test_the_critics_bounds_need_the_wasserstein_loss(tmp_path: Path, key: str) -> None:
+    found = problems(write(tmp_path, {"gan": {"loss": "MSELoss", "discriminator": {key: 0.5}}}))
+    what = {"clip_weights": "weight clipping", "gradient_penalty": "the gradient penalty"}[key]
+    assert found == [
+        (
+            f"gan.discriminator.{key}",
+            f"{what} bounds a Wasserstein critic: set gan.loss: wasserstein, or remove {key}",
+        )
+    ]
+
+
+def test_the_gradient_penalty_replaces_weight_clipping(tmp_path: Path) -> None:
+    both = {"gan": {"discriminator": {"clip_weights": 0.01, "gradient_penalty": 10}}}
+    found = problems(write(tmp_path, merge(WASSERSTEIN, both)))
+    assert [path for path, _ in found] == ["gan.discriminator.gradient_penalty"]
+    assert "keep one of clip_weights and gradient_penalty" in found[0][1]
+
+
+def test_the_gradient_penalty_needs_graph_mode_and_float32(tmp_path: Path) -> None:
+    gp = merge(WASSERSTEIN, {"gan": {"discriminator": {"gradient_penalty": 10}}})
+    found = problems(write(tmp_path, merge(gp, {"runtime": {"mode": "pynative"}, "amp": {"level": "O2"}})))
+    assert [path for path, _ in found] == ["runtime.mode", "amp.level"]
+    assert "set runtime.mode: graph" in found[0][1] and "set amp.level: O0" in found[1][1]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"gan": {"d_steps": 0}}, "gan.d_steps"),
+        ({"gan": {"d_steps": 2.5}}, "gan.d_steps"),
+        ({"gan": {"discriminator": {"clip_weights": 0}}}, "gan.discriminator.clip_weights"),
+        ({"gan": {"discriminator": {"gradient_penalty": -10}}}, "gan.discriminator.gradient_penalty"),
+        ({"gan": {"generator": {"clip_weights": 0.01}}}, "gan.generator"),  # unknown key: the critic's only
+        ({"gan": {"loss": "wgan"}}, "gan.loss"),
+        ({"grad": {"clip": {"kind": "norm"}}}, "grad.clip"),
+        (
+            {"gan": {"generator": {"grad_clip": {"kind": "norm"}}}, "amp": {"level": "O2"}},
+            "gan.generator.grad_clip.kind",
+        ),
+    ],
+)
+def test_bad_wgan_values_are_located(tmp_path: Path, overrides: dict, key: str) -> None:
+    found = problems(write(tmp_path, merge(WASSERSTEIN, overrides)))
+    assert [path for path, _ in found] == [key], found
+    if key == "grad.clip":  # one clip for two networks: pointed at each network's own
+        assert "gan.generator.grad_clip and gan.discriminator.grad_clip" in found[0][1]
+
+
 # --- the generated scripts ------------------------------------------------------------------------------
 
 
@@ -292,6 +346,81 @@ def test_variations_generate_parseable_scripts(tmp_path: Path, case: str) -> Non
     if case == "mindcv_discriminator":
         assert 'create_model("resnet18", num_classes=1, pretrained=False, in_channels=1)' in native
         assert "weight_decay=D_WEIGHT_DECAY" in native and "class Discriminator(" not in native
+
+
+WGAN_VARIATIONS = {
+    "wgan_clip": {
+        "gan": {
+            "loss": "wasserstein",
+            "d_steps": 2,
+            "generator": {"grad_clip": {"kind": "global_norm", "max_norm": 5}},
+            "discriminator": {"clip_weights": 0.01},
+        }
+    },
+    "wgan_gp_parallel": {
+        "gan": {
+            "loss": "wasserstein",
+            "discriminator": {"gradient_penalty": 10, "network": {"norm": "layer"}},
+        },
+        "parallel": {"mode": "data_parallel", "workers": 2},
+    },
+    "grad_clip_dynamic_scale": {
+        "gan": {
+            "generator": {"grad_clip": {"kind": "value", "clip_value": 2}},
+            "discriminator": {"grad_clip": {"kind": "value", "clip_value": 0.5}},
+        },
+        "amp": {"level": "O2"},
+        "loss_scale": {"kind": "dynamic"},
+    },
+}
+
+
+def _wgan_scripts(tmp_path: Path, case: str) -> tuple[str, str]:
+    files = scripts(tmp_path, copy.deepcopy(WGAN_VARIATIONS[case]))
+    for name in ("train_model.py", "train_native.py", "predict.py"):  # predict.py: the generator's grid
+        ast.parse(files[name], filename=name)
+    assert (
+        "from train_model import LATENT_DIM, SAMPLE_COLUMNS, SAMPLE_COUNT, SAMPLE_SEED, Generator"
+        in files["predict.py"]
+    )
+    return files["train_native.py"], files["train_model.py"]
+
+
+def test_wgan_clips_the_critic_after_each_update(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "wgan_clip")
+    for text in (native, model):  # after each critic update, inside the D_STEPS loop; no loss class
+        clamp = text.index("ops.assign(weight, ops.clamp(weight, -D_WEIGHT_CLIP, D_WEIGHT_CLIP))")
+        assert text.index("for i in range(D_STEPS):") < clamp < text.index("g_grad_fn(noise[:size])")
+        assert "loss_fn =" not in text and "DiscriminatorLoss(discriminator)" in text
+        assert "return ops.mean(fake_scores) - ops.mean(real_scores)" in text
+        assert "return -ops.mean(self.discriminator(self.generator(z)))" in text
+        assert "g_grads = ops.clip_by_global_norm(g_grads, G_MAX_NORM)" in text
+
+
+def test_wgan_gp_scripts_draw_the_mix_with_the_noise(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "wgan_gp_parallel")
+    for text in (native, model):
+        assert "lambda image, label, info: add_latent_noise(image, label, info, shard_id)" in text
+        assert 'output_columns=["image", "noise", "mix"]' in text
+        assert "self.image_grad = ms.grad(ScoreSum(discriminator))" in text
+        critic = _function(text, "conv_block") + _function(text, "Discriminator")
+        assert "nn.LayerNorm((out_channels, size, size)" in critic and "BatchNorm2d" not in critic
+    assert "for step_in_epoch, (image, noise, mix) in enumerate(batches, 1):" in native
+    assert "def construct(self, image, noise, mix):" in model
+
+
+def test_grad_clip_per_network_after_the_overflow_check(tmp_path: Path) -> None:
+    native, model = _wgan_scripts(tmp_path, "grad_clip_dynamic_scale")
+    g_clip = "g_grads = tuple(ops.clamp(grad, -G_CLIP_VALUE, G_CLIP_VALUE) for grad in g_grads)"
+    d_clip = "d_grads = tuple(ops.clamp(grad, -D_CLIP_VALUE, D_CLIP_VALUE) for grad in d_grads)"
+    for text in (native, model):
+        assert (
+            text.index("d_finite = amp.all_finite(d_grads)") < text.index(d_clip) < text.index("if d_finite:")
+        )
+        assert (
+            text.index("g_finite = amp.all_finite(g_grads)") < text.index(g_clip) < text.index("if g_finite:")
+        )
+    assert "G_CLIP_VALUE = 2.0  # gan.generator.grad_clip.clip_value" in native
 
 
 def test_the_plan_says_facts_the_templates_print(tmp_path: Path) -> None:

@@ -173,3 +173,44 @@ def gan_module_problems(cfg: GanConfig, config_dir: Path | None, valid: Collecti
         if config_dir is not None:
             problems += _import_problems(path, at, config_dir, kwargs)
     return problems
+
+
+@rule("gan", "runtime", "amp")
+def _critic_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
+    """Weight clipping and the gradient penalty bound a Wasserstein critic: one of them, in graph mode;
+    a network's gradient norm clipping in float32."""
+    critic, at = cfg.gan.discriminator, ("gan", "discriminator")
+    for key, what in (("clip_weights", "weight clipping"), ("gradient_penalty", "the gradient penalty")):
+        if getattr(critic, key) is not None and cfg.gan.loss != "wasserstein":
+            yield (
+                (*at, key),
+                f"{what} bounds a Wasserstein critic: set gan.loss: wasserstein, or remove {key}",
+            )
+    for role in ROLES:
+        clip = getattr(cfg.gan, role).grad_clip
+        if clip is not None and clip.kind != "value" and cfg.amp.level != "O0":
+            yield (
+                ("gan", role, "grad_clip", "kind"),
+                f"{clip.kind} clipping with mixed precision is {NOT_YET} (with amp O2, norm clipping made the "
+                "two variants' losses part at the third step); use kind: value, or amp.level: O0",
+            )
+    if critic.gradient_penalty is None:
+        return
+    if critic.clip_weights is not None:
+        yield (
+            (*at, "gradient_penalty"),
+            "the gradient penalty replaces weight clipping (WGAN-GP): keep one of clip_weights and "
+            "gradient_penalty",
+        )
+    if cfg.runtime.mode == "pynative":
+        yield (
+            ("runtime", "mode"),
+            "the gradient penalty needs graph mode: MindSpore 2.10's PyNative mode gets its gradient wrong for "
+            "a convolutional critic (the last Dense layer's comes out 0); set runtime.mode: graph",
+        )
+    if cfg.amp.level != "O0":
+        yield (
+            ("amp", "level"),
+            f"the gradient penalty with mixed precision is {NOT_YET} (its input gradients in float16 are "
+            "untested): set amp.level: O0",
+        )
