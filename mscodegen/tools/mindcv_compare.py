@@ -1,0 +1,236 @@
+"""Per-step losses of mindcv's own train.py against the scripts generated from the same recipe.
+
+    python -m mscodegen.tools.mindcv_compare MINDCV_CHECKOUT [--recipe configs/resnet/resnet_18_ascend.yaml]
+        [--steps 20] [--work DIR]
+    make mindcv-compare MINDCV=~/src/mindcv
+
+On CPU, on a small image folder written by examples/make_imagefolder.py (160 JPEGs of 80 px in 4
+classes, and 16 for val). The recipe is made CPU-small with the same overrides for both sides:
+distribute false, data_dir the folder, batch_size 8, image_resize 64, num_parallel_workers 2 (MindSpore
+refuses more workers than CPUs). Everything else (seed 42, shuffle, augmentation, amp O2, loss scale,
+the 120-epoch cosine) is the recipe's.
+
+- mindcv: its train.py's main() builds the dataset, loader, model, loss, scheduler, optimizer and
+  trainer; only StateMonitor (logging and checkpoints) is replaced by a callback that prints each
+  step's loss and stops after --steps. The installed mindcv package is imported (train.py and
+  config.py come from the checkout).
+- generated: `mscodegen import-mindcv` on the same small recipe, `mscodegen new`, then each variant
+  run by `mscodegen record` with --max-steps.
+- generated, crop-decode: the same scripts with the one op mscodegen converts differently put back as
+  mindcv has it: `ImageFolderDataset(decode=False)` + `RandomCropDecodeResize` instead of
+  `decode=True` + `RandomResizedCrop`.
+
+- 4:4:4: the same folder saved again without chroma subsampling (PIL `subsampling=0`), on which
+  mindcv and the unedited train_model.py run once more: where the two decodes differ (the chroma
+  upsampling at the edges of the crop window) has nothing to differ on.
+
+Prints one row per step (the losses as float32 bits) and, per column, the first step that differs from
+mindcv and the largest difference. Exit 0 if the crop-decode scripts equal mindcv bit for bit at every
+step, the unedited ones equal each other, and the unedited train_model.py equals mindcv on the 4:4:4
+folder (what docs/from-mindcv.md states), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERRIDES = {
+    "distribute": False,
+    "batch_size": 8,
+    "image_resize": 64,
+    "num_parallel_workers": 2,
+}
+# the one op import-mindcv converts differently (mscodegen's ImageFolderDataset decodes)
+CROP_DECODE = (
+    ("decode=True", "decode=False"),
+    ("vision.RandomResizedCrop(", "vision.RandomCropDecodeResize("),
+)
+MINDCV_RUNNER = '''\
+"""Run mindcv's train.py main() with StateMonitor replaced by a per-step loss printer."""
+import sys
+
+import numpy as np
+from mindspore.train import Callback
+
+checkout, steps = sys.argv[1], int(sys.argv[2])
+sys.path.append(checkout)  # train.py and config.py; the installed mindcv package comes first
+sys.argv = ["train.py"] + sys.argv[3:]
+import mindcv  # noqa: E402
+import train  # noqa: E402
+
+print("mindcv", mindcv.__version__, mindcv.__file__, flush=True)
+
+
+class StepLosses(Callback):
+    def __init__(self, *args, **kwargs):
+        self.count = 0
+
+    def on_train_step_end(self, run_context):
+        out = run_context.original_args().net_outputs
+        loss = out[0] if isinstance(out, (tuple, list)) else out
+        self.count += 1
+        bits = np.float32(loss.asnumpy().reshape(())).view(np.uint32)
+        print(f"STEP {self.count} {int(bits):08x}", flush=True)
+        if self.count >= steps:
+            run_context.request_stop()
+
+
+train.StateMonitor = StepLosses
+train.main()
+'''
+
+
+def run(command: list[str], cwd: Path) -> str:
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA=os.environ.get("ONEDNN_MAX_CPU_ISA", "AVX2"))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode not in (0, 1) or (done.returncode == 1 and "import-mindcv" not in command):
+        sys.exit(f"error: {' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def write_data(work: Path) -> Path:
+    data = work / "data"
+    maker = str(ROOT / "examples" / "make_imagefolder.py")
+    for split, count, seed in (("train", 160, 0), ("val", 16, 1)):
+        args = ["--count", str(count), "--size", "80", "--classes", "4", "--seed", str(seed)]
+        run([sys.executable, maker, str(data / split), *args], work)
+    return data
+
+
+def resave_444(data: Path) -> Path:
+    """The folder's JPEGs decoded and saved again at quality 90 with no chroma subsampling."""
+    from PIL import Image
+
+    copy = data.with_name(f"{data.name}-444")
+    for path in sorted(data.rglob("*.jpg")):
+        target = copy / path.relative_to(data)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with Image.open(path) as image:
+            image.convert("RGB").save(target, quality=90, subsampling=0)
+    return copy
+
+
+def mindcv_losses(checkout: Path, recipe: Path, steps: int, work: Path) -> list[int]:
+    runner = work / "run_mindcv.py"
+    runner.write_text(MINDCV_RUNNER)
+    out = run([sys.executable, str(runner), str(checkout), str(steps), "-c", str(recipe)], work)
+    print(out.splitlines()[0])
+    return [int(line.split()[2], 16) for line in out.splitlines() if line.startswith("STEP ")]
+
+
+def recorded_losses(
+    script: Path, steps: int, work: Path, data: Path | None = None, tag: str = ""
+) -> list[int]:
+    logs = work / f"logs-{script.stem}{tag}"
+    args = ["--max-steps", str(steps), "--output-dir", str(work / f"out-{script.stem}{tag}")]
+    args += ["--data-dir", str(data / "train")] if data is not None else []
+    run([sys.executable, "-m", "mscodegen", "record", str(script), "--logs", str(logs), "--", *args], work)
+    rows = [json.loads(line) for line in (logs / "loss.jsonl").read_text().splitlines()]
+    return [int(np.float32(row["loss"]).view(np.uint32)) for row in rows]
+
+
+def crop_decode(script: Path) -> Path:
+    text = script.read_text()
+    for old, new in CROP_DECODE:
+        if text.count(old) != 1:
+            sys.exit(f"error: {script} has {text.count(old)} '{old}', expected 1")
+        text = text.replace(old, new)
+    edited = script.with_name(f"{script.stem}_cropdecode.py")
+    edited.write_text(text)
+    return edited
+
+
+def as_float(bits: int) -> float:
+    return float(np.uint32(bits).view(np.float32))
+
+
+def compare(checkout: Path, recipe_path: Path, steps: int, work: Path) -> dict[str, list[int]]:
+    """Each run's per-step losses as float32 bits: mindcv, train_model, train_native, their
+    _cropdecode edits, then mindcv_444 and train_model_444."""
+    recipe = yaml.safe_load(recipe_path.read_text())
+    data = write_data(work)
+    recipe.update(OVERRIDES, data_dir=str(data), ckpt_save_dir=str(work / "ckpt-mindcv"))
+    small = work / "recipe_small.yaml"
+    small.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    config = work / "config.yaml"
+    run([sys.executable, "-m", "mscodegen", "import-mindcv", str(small), "-o", str(config)], work)
+    run([sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen")], work)
+    scripts = [work / "gen" / "train_model.py", work / "gen" / "train_native.py"]
+    columns = {"mindcv": mindcv_losses(checkout, small, steps, work)}
+    for script in scripts + [crop_decode(script) for script in scripts]:
+        columns[script.stem] = recorded_losses(script, steps, work)
+    data_444 = resave_444(data)
+    small_444 = work / "recipe_small_444.yaml"
+    small_444.write_text(yaml.safe_dump(dict(recipe, data_dir=str(data_444)), sort_keys=False))
+    columns["mindcv_444"] = mindcv_losses(checkout, small_444, steps, work)
+    columns["train_model_444"] = recorded_losses(scripts[0], steps, work, data_444, "-444")
+    return columns
+
+
+def report(columns: dict[str, list[int]], steps: int) -> bool:
+    """Print the table and each run against its mindcv run; True if they are as the docs state."""
+    names = list(columns)
+    print("step  " + "  ".join(f"{name:>24}" for name in names))
+    for step in range(steps):
+        cells = []
+        for name in names:
+            bits = columns[name][step] if step < len(columns[name]) else None
+            cells.append("-" if bits is None else f"{as_float(bits):.9g} ({bits:08x})")
+        print(f"{step + 1:>4}  " + "  ".join(f"{cell:>24}" for cell in cells))
+    for name in names[1:]:
+        if name == "mindcv_444":
+            continue
+        against = "mindcv_444" if name.endswith("_444") else "mindcv"
+        losses, reference = columns[name], columns[against]
+        pairs = list(zip(reference, losses, strict=False))
+        differ = [i for i, (a, b) in enumerate(pairs) if a != b]
+        if not differ and len(pairs) == steps:
+            print(f"{name}: equal to {against} bit for bit at all {steps} steps")
+            continue
+        first = differ[0] if differ else len(pairs)
+        gaps = [abs(as_float(a) - as_float(b)) for a, b in pairs]
+        print(
+            f"{name}: first differs from {against} at step {first + 1}, {steps - len(pairs) + len(differ)} "
+            f"of {steps} steps differ (or are missing), largest difference {max(gaps, default=0.0):.6g}"
+        )
+    return (
+        len(columns["mindcv"]) == steps
+        and columns["train_model_cropdecode"] == columns["mindcv"]
+        and columns["train_native_cropdecode"] == columns["mindcv"]
+        and columns["train_model"] == columns["train_native"]
+        and columns["train_model_444"] == columns["mindcv_444"]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mindcv", type=Path, help="a mindcv checkout (train.py, config.py, configs/)")
+    parser.add_argument("--recipe", default="configs/resnet/resnet_18_ascend.yaml", help="under the checkout")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--work", type=Path, help="keep the data, configs, scripts and logs here")
+    args = parser.parse_args(argv)
+    checkout = args.mindcv.resolve()
+    if not (checkout / "train.py").is_file() or not (checkout / args.recipe).is_file():
+        parser.error(f"{checkout} has no train.py or no {args.recipe}: give a mindcv checkout")
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
+        columns = compare(checkout, checkout / args.recipe, args.steps, args.work.resolve())
+    else:
+        with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as work:
+            columns = compare(checkout, checkout / args.recipe, args.steps, Path(work))
+    return 0 if report(columns, args.steps) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
