@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -347,18 +348,37 @@ def _result_from_json(data: dict) -> RunResult:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _memo_black() -> Iterator[None]:
-    """black.format_str memoised for the session: a pure function of its input that costs ~0.3 s a script,
-    and the tests generate the same few configs again and again. A test may still patch it over."""
+def _memo_black(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """black.format_str memoised for the session: a pure function of its input that costs ~0.15 s a script
+    (black formats twice), and the tests generate the same few configs again and again. Under xdist the
+    workers share it through files in the session's base temp directory (one per input, written whole
+    by rename), so a script one worker formatted is not formatted again by the other. A test may still
+    patch it over."""
     import black
 
     real = black.format_str
     cache: dict[tuple[str, black.Mode], str] = {}
+    shared = None
+    if getattr(request.config, "workerinput", None) is not None:
+        shared = tmp_path_factory.getbasetemp().parent / "black"
+        shared.mkdir(exist_ok=True)
 
     def format_str(src_contents: str, *, mode: black.Mode) -> str:
         key = (src_contents, mode)
-        if key not in cache:
+        if key in cache:
+            return cache[key]
+        if shared is None:
             cache[key] = real(src_contents, mode=mode)
+            return cache[key]
+        digest = hashlib.sha256(f"{mode.get_cache_key()}\n{src_contents}".encode("utf-8", "surrogatepass"))
+        path = shared / digest.hexdigest()
+        if path.exists():
+            cache[key] = path.read_bytes().decode("utf-8", "surrogatepass")
+        else:
+            cache[key] = real(src_contents, mode=mode)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_bytes(cache[key].encode("utf-8", "surrogatepass"))
+            partial.replace(path)
         return cache[key]
 
     with pytest.MonkeyPatch.context() as patch:
