@@ -29,13 +29,14 @@ DEFAULT_STEPS = ["--steps", "5"]
 PARITY = {
     "early_stopping.yaml": ["--steps", "440"],  # an upper bound: early stopping ends the run (at 33)
     "resume.yaml": ["--steps", "6", "--resume-at", "3"],  # whole, then stopped at 3 and resumed
-    "data_parallel.yaml": ["--steps", "4"],  # under msrun, 2 workers: the dearest run
     "eval_every_steps.yaml": ["--steps", "12"],  # evaluations after steps 10 and 12
     # the resumable checkpoint holds the whole train network, the teacher too: _check_distillation reads it
     "distillation.yaml": ["--steps", "5", "--set", "callbacks.checkpoint={every_steps: 5, keep_max: 1}"],
     "freeze_unfreeze.yaml": ["--steps", "13"],  # 11 steps frozen (epoch 1), 2 after the unfreeze
     "wgan_gp.yaml": ["--steps", "2"],  # a step: 5 critic updates, each a gradient of a gradient
 }
+# The data-parallel page shows examples/lenet_dp.yaml (no config of its own here): its parity under msrun is
+# test_examples_as_shipped's, one run of the dearest kind (2 msrun jobs) instead of two.
 # Configs whose own test runs this parity (with --keep) and checks what it kept: one run feeds both.
 OWN_TEST = {"wgan.yaml": "test_wgan_runs.py"}
 # finetune.yaml and distillation.yaml (its teacher) load the weights pretrain_digits.yaml's script saves

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 import yaml
 from PIL import Image
-from sklearn.datasets import load_digits
 
 from mscodegen.cli import main
 
@@ -186,6 +185,8 @@ def _runs(root: Path) -> dict:
     _ok(trained["mlp8"])
 
     # inputs: digits of the eval split (the last 20% of load_digits) as 8-bit grayscale PNG files
+    from sklearn.datasets import load_digits  # imported here: at the top it costs every collection a second
+
     digits = load_digits()
     first_test = len(digits.target) - int(len(digits.target) * 0.2)
     indices = list(range(first_test, first_test + PNG_SAMPLES))
@@ -338,6 +339,8 @@ def test_images_are_predicted_as_the_training_pipeline_classifies_them(runs: dic
     predicted = _predictions(stdout)
     assert list(predicted) == names, stdout
     assert list(predicted.values()) == logits.argmax(axis=1).tolist()
+    from sklearn.datasets import load_digits
+
     labels = load_digits().target[runs["indices"]]
     assert (logits.argmax(axis=1) == labels).sum() >= PNG_SAMPLES - 2  # a trained network
     with open(runs["lenet_dir"] / "preds.csv", newline="", encoding="utf-8") as file:

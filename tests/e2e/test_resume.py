@@ -10,6 +10,7 @@ and --max-steps is checked before a step. Environment faults end in one line, no
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import pytest
 from mscodegen.run.parity import generate_both, run_script
 from mscodegen.run.resume_parity import run_resume_parity
 
-from conftest import TINY, run_plain
+from conftest import TINY, merge, run_plain, write_yaml
 
 # 48 samples / batch 8 = 6 steps per epoch, shuffled (data.train's default), 3 epochs = 18 steps.
 # Adam (moments), a cosine LR list (its position is global_step), dynamic loss scaling growing every
@@ -156,6 +157,16 @@ def test_latest_skips_unreadable_files_and_max_steps_is_checked_before_a_step(wr
         assert resumed.steps == whole.steps[5:], variant
 
 
+@pytest.fixture(scope="module")
+def first_configs_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """--output-dir of a 2-step native run of the tiny config with PLAIN's checkpoints: the checkpoint that
+    both cases of test_checkpoint_from_another_config_is_refused try to resume (one run for the two)."""
+    root = tmp_path_factory.mktemp("first")
+    first = generate_both(write_yaml(root, "first", merge(TINY, PLAIN)), root / "scripts")["native"]
+    _run(first, root / "a", "--output-dir", str(root / "out"), steps=2)
+    return root / "out"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "other",
@@ -165,10 +176,11 @@ def test_latest_skips_unreadable_files_and_max_steps_is_checked_before_a_step(wr
     ],
     ids=["network", "batch_size"],
 )
-def test_checkpoint_from_another_config_is_refused(other, write_config, tmp_path) -> None:
-    first = generate_both(write_config(PLAIN, name="first"), tmp_path / "first")["native"]
+def test_checkpoint_from_another_config_is_refused(
+    other, first_configs_output, write_config, tmp_path
+) -> None:
     out = tmp_path / "out"
-    _run(first, tmp_path / "a", "--output-dir", str(out), steps=2)
+    shutil.copytree(first_configs_output, out)  # each case resumes in a copy of its own
     (saved,) = (out / "checkpoints").glob("*/*.ckpt")
     second = generate_both(write_config({**PLAIN, **other}, name="second"), tmp_path / "second")
     for variant, script in second.items():
