@@ -12,8 +12,8 @@ what the table's `accepts` kinds mean for a config, and how each value is spelle
 - `path`, `array`, `object`, `unknown`: rejected (a config cannot give them).
 
 Eval pipelines derived from a train pipeline keep its deterministic part (`eval_entries`):
-`RandomResizedCrop(size)` becomes `Resize(size)`, `RandomCrop(size)` becomes `CenterCrop(size)`, and every
-other random op (a name starting with `Random`, and those in `RANDOM_OPS`) is dropped.
+`RandomResizedCrop(size)` and `RandomCropDecodeResize(size)` become `Resize(size)` (the eval source decodes),
+`RandomCrop(size)` becomes `CenterCrop(size)`, and every other random op (a name starting with `Random`, and those in `RANDOM_OPS`) is dropped.
 """
 
 from __future__ import annotations
@@ -38,8 +38,21 @@ DTYPES = (
 RANDOM_OPS = frozenset(
     {"AutoAugment", "RandAugment", "TrivialAugmentWide", "UniformAugment", "CutOut", "MixUp", "RandomErasing"}
 )
-EVAL_REPLACEMENTS = {"RandomResizedCrop": "Resize", "RandomCrop": "CenterCrop"}
-SIZE_OPS = ("Resize", "RandomResizedCrop", "CenterCrop", "RandomCrop", "ResizedCrop")
+EVAL_REPLACEMENTS = {
+    "RandomResizedCrop": "Resize",
+    "RandomCrop": "CenterCrop",
+    "RandomCropDecodeResize": "Resize",
+}
+SIZE_OPS = (
+    "Resize",
+    "RandomResizedCrop",
+    "CenterCrop",
+    "RandomCrop",
+    "ResizedCrop",
+    "RandomCropDecodeResize",
+)
+# Ops that take a file's encoded bytes (an image_folder with decode: false) and yield the decoded image.
+DECODING_OPS = ("RandomCropDecodeResize", "Decode")
 
 Entry = Mapping[str, Any]
 

@@ -358,7 +358,7 @@ def _file_source(spec: DatasetSpec, v: _Values, file: Call, kwargs: Kwargs) -> l
         comment = Comment("the header row names the columns; every cell is read as text and converted below")
         return [comment, Source(Call("ds.CSVDataset", (file,), delimiter + kwargs))]
     if isinstance(spec, ImageFolderData):
-        return [Source(Call("ds.ImageFolderDataset", (file,), (("decode", True), *kwargs)))]
+        return [Source(Call("ds.ImageFolderDataset", (file,), (("decode", spec.decode), *kwargs)))]
     assert isinstance(spec, MnistData | Cifar10Data)
     loader = "ds.MnistDataset" if isinstance(spec, MnistData) else "ds.Cifar10Dataset"
     return [Source(Call(loader, (file,), (("usage", v("usage", spec.usage)), *kwargs)))]

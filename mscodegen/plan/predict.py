@@ -17,7 +17,7 @@ from mscodegen.plan.loop import Header
 from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict
 from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
-from mscodegen.schema.data import CsvData
+from mscodegen.schema.data import CsvData, ImageFolderData
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
@@ -28,9 +28,10 @@ PREDICT_NAME = "predict.py"
 # gray / rgb: an image read with PIL in that mode, HWC uint8 (MnistDataset, Cifar10Dataset);
 # gray_unit: the same in [0, 1] as float32 (the digits loader's /16 scaling, for 8-bit files: /255);
 # decode: the file's bytes through vision.Decode, as ImageFolderDataset(decode=True) does;
+# bytes: the file's bytes as they are (ImageFolderDataset(decode=False)): the pipeline's first op decodes;
 # csv: rows of a CSV file with the source's header names, each cell as text (CSVDataset's form);
 # array: .npy files only, each one sample (or a batch of them) as the source yields it.
-Reader = Literal["gray", "rgb", "gray_unit", "decode", "csv", "array"]
+Reader = Literal["gray", "rgb", "gray_unit", "decode", "bytes", "csv", "array"]
 _READERS: dict[str, Reader] = {
     "digits": "gray_unit",
     "mnist": "gray",
@@ -106,7 +107,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     use = shared.datasets[1 if reference == "eval" else 0]
     spec = cfg.data.eval if reference == "eval" else cfg.data.train
     assert spec is not None
-    reader = _READERS.get(spec.kind, "array")
+    reader = _reader(spec)
     net, amp = shared.network, shared.amp
     classes = _class_count(cfg)
     eval_cell = None
@@ -173,6 +174,13 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         class_names=tuple(cfg.data.class_names) if cfg.data.class_names else None,
         folder_classes=spec.kind == "image_folder" and not cfg.data.class_names,
     )
+
+
+def _reader(spec: object) -> Reader:
+    """How predict.py reads a file as the reference source would yield it."""
+    if isinstance(spec, ImageFolderData) and not spec.decode:
+        return "bytes"  # the pipeline's first op decodes
+    return _READERS.get(getattr(spec, "kind", ""), "array")
 
 
 def _class_count(cfg: Config) -> int | None:

@@ -258,10 +258,15 @@ class Cifar10Data(_FileLoader):
 
 
 class ImageFolderData(_FileLoader):
-    """One sub-directory of images per class (ds.ImageFolderDataset, decoded to RGB)."""
+    """One sub-directory of images per class (ds.ImageFolderDataset, decoded to RGB unless decode: false)."""
 
     kind: Literal["image_folder"]
     path: PathText = Field(description="Directory, relative to the config file or absolute.")
+    decode: Bool = Field(
+        True,
+        description="false reads the files' bytes; the pipeline's first image op must then decode: "
+        "`RandomCropDecodeResize` (decodes only the crop, as mindcv reads JPEGs) or `Decode`.",
+    )
     transforms: TransformsField = Field(default_factory=Transforms)
 
 

@@ -14,20 +14,14 @@ the 120-epoch cosine) is the recipe's.
   trainer; only StateMonitor (logging and checkpoints) is replaced by a callback that prints each
   step's loss and stops after --steps. The installed mindcv package is imported (train.py and
   config.py come from the checkout).
-- generated: `mscodegen import-mindcv` on the same small recipe, `mscodegen new`, then each variant
-  run by `mscodegen record` with --max-steps.
-- generated, crop-decode: the same scripts with the one op mscodegen converts differently put back as
-  mindcv has it: `ImageFolderDataset(decode=False)` + `RandomCropDecodeResize` instead of
-  `decode=True` + `RandomResizedCrop`.
-
-- 4:4:4: the same folder saved again without chroma subsampling (PIL `subsampling=0`), on which
-  mindcv and the unedited train_model.py run once more: where the two decodes differ (the chroma
-  upsampling at the edges of the crop window) has nothing to differ on.
+- generated: `mscodegen import-mindcv` on the same small recipe, `mscodegen new`, then each variant,
+  unedited, run by `mscodegen record` with --max-steps. The JPEGs are 4:2:0 (PIL's default), on which
+  a decode of the crop only (mindcv's `decode=False` + `RandomCropDecodeResize`, which import-mindcv
+  writes too) differs from a whole decode + `RandomResizedCrop` at the crop's edge columns.
 
 Prints one row per step (the losses as float32 bits) and, per column, the first step that differs from
-mindcv and the largest difference. Exit 0 if the crop-decode scripts equal mindcv bit for bit at every
-step, the unedited ones equal each other, and the unedited train_model.py equals mindcv on the 4:4:4
-folder (what docs/from-mindcv.md states), 1 otherwise.
+mindcv and the largest difference. Exit 0 if both generated scripts equal mindcv bit for bit at every
+step (what docs/from-mindcv.md states), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -50,11 +44,6 @@ OVERRIDES = {
     "image_resize": 64,
     "num_parallel_workers": 2,
 }
-# the one op import-mindcv converts differently (mscodegen's ImageFolderDataset decodes)
-CROP_DECODE = (
-    ("decode=True", "decode=False"),
-    ("vision.RandomResizedCrop(", "vision.RandomCropDecodeResize("),
-)
 MINDCV_RUNNER = '''\
 """Run mindcv's train.py main() with StateMonitor replaced by a per-step loss printer."""
 import sys
@@ -108,19 +97,6 @@ def write_data(work: Path) -> Path:
     return data
 
 
-def resave_444(data: Path) -> Path:
-    """The folder's JPEGs decoded and saved again at quality 90 with no chroma subsampling."""
-    from PIL import Image
-
-    copy = data.with_name(f"{data.name}-444")
-    for path in sorted(data.rglob("*.jpg")):
-        target = copy / path.relative_to(data)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with Image.open(path) as image:
-            image.convert("RGB").save(target, quality=90, subsampling=0)
-    return copy
-
-
 def mindcv_losses(checkout: Path, recipe: Path, steps: int, work: Path) -> list[int]:
     runner = work / "run_mindcv.py"
     runner.write_text(MINDCV_RUNNER)
@@ -129,26 +105,12 @@ def mindcv_losses(checkout: Path, recipe: Path, steps: int, work: Path) -> list[
     return [int(line.split()[2], 16) for line in out.splitlines() if line.startswith("STEP ")]
 
 
-def recorded_losses(
-    script: Path, steps: int, work: Path, data: Path | None = None, tag: str = ""
-) -> list[int]:
-    logs = work / f"logs-{script.stem}{tag}"
-    args = ["--max-steps", str(steps), "--output-dir", str(work / f"out-{script.stem}{tag}")]
-    args += ["--data-dir", str(data / "train")] if data is not None else []
+def recorded_losses(script: Path, steps: int, work: Path) -> list[int]:
+    logs = work / f"logs-{script.stem}"
+    args = ["--max-steps", str(steps), "--output-dir", str(work / f"out-{script.stem}")]
     run([sys.executable, "-m", "mscodegen", "record", str(script), "--logs", str(logs), "--", *args], work)
     rows = [json.loads(line) for line in (logs / "loss.jsonl").read_text().splitlines()]
     return [int(np.float32(row["loss"]).view(np.uint32)) for row in rows]
-
-
-def crop_decode(script: Path) -> Path:
-    text = script.read_text()
-    for old, new in CROP_DECODE:
-        if text.count(old) != 1:
-            sys.exit(f"error: {script} has {text.count(old)} '{old}', expected 1")
-        text = text.replace(old, new)
-    edited = script.with_name(f"{script.stem}_cropdecode.py")
-    edited.write_text(text)
-    return edited
 
 
 def as_float(bits: int) -> float:
@@ -156,8 +118,7 @@ def as_float(bits: int) -> float:
 
 
 def compare(checkout: Path, recipe_path: Path, steps: int, work: Path) -> dict[str, list[int]]:
-    """Each run's per-step losses as float32 bits: mindcv, train_model, train_native, their
-    _cropdecode edits, then mindcv_444 and train_model_444."""
+    """Each run's per-step losses as float32 bits: mindcv, train_model, train_native."""
     recipe = yaml.safe_load(recipe_path.read_text())
     data = write_data(work)
     recipe.update(OVERRIDES, data_dir=str(data), ckpt_save_dir=str(work / "ckpt-mindcv"))
@@ -168,13 +129,8 @@ def compare(checkout: Path, recipe_path: Path, steps: int, work: Path) -> dict[s
     run([sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen")], work)
     scripts = [work / "gen" / "train_model.py", work / "gen" / "train_native.py"]
     columns = {"mindcv": mindcv_losses(checkout, small, steps, work)}
-    for script in scripts + [crop_decode(script) for script in scripts]:
+    for script in scripts:
         columns[script.stem] = recorded_losses(script, steps, work)
-    data_444 = resave_444(data)
-    small_444 = work / "recipe_small_444.yaml"
-    small_444.write_text(yaml.safe_dump(dict(recipe, data_dir=str(data_444)), sort_keys=False))
-    columns["mindcv_444"] = mindcv_losses(checkout, small_444, steps, work)
-    columns["train_model_444"] = recorded_losses(scripts[0], steps, work, data_444, "-444")
     return columns
 
 
@@ -189,27 +145,21 @@ def report(columns: dict[str, list[int]], steps: int) -> bool:
             cells.append("-" if bits is None else f"{as_float(bits):.9g} ({bits:08x})")
         print(f"{step + 1:>4}  " + "  ".join(f"{cell:>24}" for cell in cells))
     for name in names[1:]:
-        if name == "mindcv_444":
-            continue
-        against = "mindcv_444" if name.endswith("_444") else "mindcv"
-        losses, reference = columns[name], columns[against]
+        losses, reference = columns[name], columns["mindcv"]
         pairs = list(zip(reference, losses, strict=False))
         differ = [i for i, (a, b) in enumerate(pairs) if a != b]
         if not differ and len(pairs) == steps:
-            print(f"{name}: equal to {against} bit for bit at all {steps} steps")
+            print(f"{name}: equal to mindcv bit for bit at all {steps} steps")
             continue
         first = differ[0] if differ else len(pairs)
         gaps = [abs(as_float(a) - as_float(b)) for a, b in pairs]
         print(
-            f"{name}: first differs from {against} at step {first + 1}, {steps - len(pairs) + len(differ)} "
+            f"{name}: first differs from mindcv at step {first + 1}, {steps - len(pairs) + len(differ)} "
             f"of {steps} steps differ (or are missing), largest difference {max(gaps, default=0.0):.6g}"
         )
     return (
         len(columns["mindcv"]) == steps
-        and columns["train_model_cropdecode"] == columns["mindcv"]
-        and columns["train_native_cropdecode"] == columns["mindcv"]
-        and columns["train_model"] == columns["train_native"]
-        and columns["train_model_444"] == columns["mindcv_444"]
+        and columns["train_model"] == columns["train_native"] == columns["mindcv"]
     )
 
 

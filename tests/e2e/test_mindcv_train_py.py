@@ -38,14 +38,7 @@ def test_mindcv_trains_and_its_losses_move(losses):
 
 
 @pytest.mark.parametrize("variant", ["train_model", "train_native"])
-def test_crop_decode_put_back_is_mindcv_bit_for_bit(losses, variant):
-    assert losses[f"{variant}_cropdecode"] == losses["mindcv"]
-
-
-def test_as_generated_differs_from_step_one_by_the_decode_alone(losses):
-    # the two variants agree with each other; the step-1 loss (initial weights, first batch) already
-    # differs from mindcv's, as the docs state; on 4:4:4 JPEGs the two decodes agree and so do the runs
-    assert losses["train_model"] == losses["train_native"]
-    assert losses["train_model"][0] != losses["mindcv"][0]
-    assert losses["train_model_444"] == losses["mindcv_444"]
-    assert losses["mindcv_444"] != losses["mindcv"]
+def test_generated_scripts_are_mindcv_bit_for_bit(losses, variant):
+    # unedited: import-mindcv reads the folder undecoded and crops with RandomCropDecodeResize, as
+    # mindcv does (the folder's JPEGs are 4:2:0, where a whole decode would differ at the crop's edges)
+    assert losses[variant] == losses["mindcv"]

@@ -79,6 +79,16 @@ def _source(kind, tmp_path):
         write_image_folder(tmp_path / "pets")
         spec = {"kind": "image_folder", "path": "pets", "transforms": {"resize": [16, 16]}}
         return spec, spec, [3, 16, 16], 3
+    if kind == "image_folder_bytes":  # decode: false, as mindcv reads a folder: the first op decodes
+        write_image_folder(tmp_path / "pets")
+        labels = [{"TypeCast": {"data_type": "int32"}}]
+        tail = [{"Rescale": {"rescale": 1 / 255, "shift": 0.0}}, "HWC2CHW"]
+        crop = {"RandomCropDecodeResize": {"size": 16, "scale": [0.5, 1.0]}}
+        spec = {"kind": "image_folder", "path": "pets", "decode": False}
+        train = {**spec, "transforms": {"image": [crop, *tail], "label": labels}}
+        resize = {"Resize": {"size": [16, 16]}}
+        evaluate = {**spec, "transforms": {"image": ["Decode", resize, *tail], "label": labels}}
+        return train, evaluate, [3, 16, 16], 3
     (tmp_path / "my_data.py").write_text(FACTORY)
     spec = {
         "kind": "import",
@@ -90,7 +100,7 @@ def _source(kind, tmp_path):
     return spec, {**spec, "shuffle": False}, [1, 16, 16], 4
 
 
-@pytest.mark.parametrize("kind", ["mnist", "cifar10", "image_folder", "import"])
+@pytest.mark.parametrize("kind", ["mnist", "cifar10", "image_folder", "image_folder_bytes", "import"])
 def test_data_kind_trains_identically(kind, tmp_path, write_config):
     train, evaluate, _shape, classes = _source(kind, tmp_path)
     config = write_config(

@@ -3,11 +3,10 @@
 What mindcv 0.3.0 builds, and what it becomes:
 
 - image folders (`dataset` imagenet or ''): `transforms_imagenet_train` / `transforms_imagenet_eval`
-  (mindcv/data/transforms_factory.py) op for op as per-column pipelines. The one change is the first op:
-  mscodegen's ImageFolderDataset decodes (decode=True), so `RandomCropDecodeResize(image_resize, scale,
-  ratio, interpolation)` becomes `RandomResizedCrop` with the same arguments (the same crops for the same
-  seed; approximated: a JPEG's partial decode differs at the crop's edges, see docs/from-mindcv.md) and
-  the eval `Decode()` is dropped. `Normalize` takes mindcv's 0-255 mean/std as they are: the
+  (mindcv/data/transforms_factory.py) op for op as per-column pipelines, on sources that read the files'
+  bytes (`decode: false`, as mindcv's ImageFolderDataset): the train pipeline starts with
+  `RandomCropDecodeResize` (a JPEG decoded in the crop's columns only), the eval one with `Decode`.
+  `Normalize` takes mindcv's 0-255 mean/std as they are: the
   pipeline form adds no Rescale. mindcv's own auto-augment policies (a port of timm's, in Python) become
   MindSpore's `RandAugment` / `AutoAugment` / `TrivialAugmentWide` (torchvision's algorithms):
   approximated, each difference named; `augmix`, `autoaugr` and `3a` have no MindSpore op;
@@ -197,18 +196,11 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
     # transforms_imagenet_train: primary (crop, flips), secondary (auto-augment or colour jitter), final
     image = Pipeline()
     image.add(
-        "RandomResizedCrop",
+        "RandomCropDecodeResize",
         {"size": size, "scale": c.numbers("scale"), "ratio": c.numbers("ratio"), "interpolation": inter},
-        "RandomCropDecodeResize(image_resize, scale, ratio, interpolation): the source decodes" + inter_note,
+        "image_resize, scale, ratio, interpolation: decodes only the crop, as mindcv does" + inter_note,
     )
     c.mapped("scale", "ratio")
-    c.approximated(
-        "dataset",
-        "mindcv reads the image folder undecoded and crops with RandomCropDecodeResize, which decodes only "
-        "the crop's columns of a JPEG; the config decodes whole images, then RandomResizedCrop: the same crop "
-        "boxes, but with 4:2:0 chroma (most photographs) the crop's left and right edge columns differ "
-        "(measured on resnet_18: up to 12/255 in 3 columns each side; equal on 4:4:4 JPEGs; make mindcv-compare)",
-    )
     for key, op in (("hflip", "RandomHorizontalFlip"), ("vflip", "RandomVerticalFlip")):
         if c.float_(key) > 0:
             image.add(op, {"prob": c.float_(key)}, c.src(key))
@@ -268,7 +260,7 @@ def _imagenet_eval(
     std: list[float],
     normalize_note: str,
 ) -> None:
-    """transforms_imagenet_eval: Decode (the source's), Resize(scale_size, interpolation),
+    """transforms_imagenet_eval: Decode, Resize(scale_size, interpolation),
     CenterCrop(image_resize), Normalize(mean, std), HWC2CHW."""
     crop_pct = c.float_("crop_pct")
     scale_size: int | list[int]
@@ -279,6 +271,7 @@ def _imagenet_eval(
         scale_size = int(math.floor((size[0] if isinstance(size, list) else size) / crop_pct))
         how = "floor(image_resize / crop_pct), the shorter side"
     image = Pipeline()
+    image.add("Decode", {})
     image.add(
         "Resize",
         {"size": scale_size, "interpolation": inter},

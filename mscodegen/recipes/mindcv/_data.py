@@ -53,6 +53,7 @@ def data(c: Converter) -> None:
             c.comments[("data", "train", key)] = mark
     if dataset in IMAGE_FOLDER_DATASETS:
         c.comments[("data", "train", "path")] = f"data_dir/{train_split}"
+        c.comments[("data", "train", "decode")] = "mindcv reads the files' bytes: the first op decodes"
     if evaluate is not None:
         # mindcv's eval loader keeps the last batch; metrics do not depend on the batch size
         evaluate.update(
@@ -61,6 +62,7 @@ def data(c: Converter) -> None:
         c.result.config["data"]["eval"] = evaluate
         if dataset in IMAGE_FOLDER_DATASETS:
             c.comments[("data", "eval", "path")] = f"data_dir/{val_split}, val_while_train"
+            c.comments[("data", "eval", "decode")] = "mindcv reads the files' bytes: the first op decodes"
         c.comments[("data", "eval", "batch_size")] = "batch_size (every device evaluates all of it)"
     _num_classes(c, train_dir)
 
@@ -75,9 +77,11 @@ def _sources(
     if dataset in IMAGE_FOLDER_DATASETS:
         train["kind"] = "image_folder"
         train["path"], train_dir = _path(c, train_split)
+        train["decode"] = False
         if evaluate is not None:
             evaluate["kind"] = "image_folder"
             evaluate["path"], _ = _path(c, val_split)
+            evaluate["decode"] = False
         c.mapped("dataset", "data_dir", "train_split", "val_split")
     elif dataset in ("mnist", "cifar10"):
         path, _ = _path(c)

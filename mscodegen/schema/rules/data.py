@@ -341,6 +341,44 @@ def _unknown_column_rules(
             )
 
 
+@rule("data")
+def _decode_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """An image folder read undecoded (decode: false) decodes in its first image op, and only there."""
+    decoders = " or ".join(pipeline.DECODING_OPS)
+    for split in ("train", "eval"):
+        spec = getattr(cfg.data, split)
+        if spec is None or isinstance(spec, ImportedData):  # a factory may yield encoded bytes
+            continue
+        pipelines = pipelines_of(cfg.data, split)
+        ops = pipeline.names((pipelines or {}).get("image", []))
+        undecoded = isinstance(spec, ImageFolderData) and not spec.decode
+        where: KeyPath = ("data", split, "transforms", "image")
+        first_decodes = bool(ops) and ops[0] in pipeline.DECODING_OPS
+        if undecoded and not first_decodes:
+            own = "transforms" in spec.model_fields_set
+            if pipelines is None:
+                how = ", in the pipeline form of transforms"
+            elif not own:
+                how = " (without transforms, data.eval runs train's deterministic part: give it its own)"
+            else:
+                how = f", not {ops[0]}" if ops else ""
+            yield (
+                (*where, 0) if own and ops else ("data", split, "decode"),
+                f"decode: false reads the files' bytes: data.{split}'s image pipeline must start with an op "
+                f"that decodes them ({decoders}){how}",
+            )
+        for i, op in enumerate(ops):
+            if op not in pipeline.DECODING_OPS or (undecoded and (i == 0 or not first_decodes)):
+                continue
+            if undecoded:
+                why = f"the image is already decoded by {ops[0]}"
+            elif isinstance(spec, ImageFolderData):
+                why = f"data.{split} decodes the files (decode: false reads their bytes)"
+            else:
+                why = f"data.{split} ({spec.kind}) yields decoded images"
+            yield (*where, i), f"{op} decodes a file's bytes, but {why}"
+
+
 @rule("data", "loss", "eval")
 def _many_labels_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """Several label columns: a loss that takes them all, and metrics that need no single label."""

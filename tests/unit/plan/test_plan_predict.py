@@ -111,3 +111,25 @@ def test_a_feature_costs_lines_only_when_used() -> None:
     assert Import("mindspore.dataset", "vision") in example("digits_augment").imports
     assert example("lenet_digits").csv_columns == ()
     assert Import("mindspore", "amp") not in example("lenet_digits").imports
+
+
+def test_an_undecoded_folder_gets_the_files_bytes(tmp_path: Path) -> None:
+    """decode: false: the reference pipeline starts with the op that decodes, so predict.py feeds it bytes."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "examples" / "digits_augment.yaml").read_text())
+    for split in ("train", "eval"):
+        config["data"][split]["path"] = str(REPO / "examples" / "data" / "digits_png")
+    image = config["data"]["train"]["transforms"]["image"]
+    image[0] = {"RandomCropDecodeResize": image[0]["RandomResizedCrop"]}
+    config["data"]["train"]["decode"] = False
+    path = tmp_path / "undecoded.yaml"
+    path.write_text(yaml.safe_dump(config))
+    # data.eval (decode: true, train's deterministic part: a Resize) is the reference: it decodes
+    decoded = predict_plan(path)
+    assert decoded.reader == "decode" and Import("mindspore.dataset", "vision") in decoded.imports
+    del config["data"]["eval"]
+    path.write_text(yaml.safe_dump(config))
+    plan = predict_plan(path)
+    assert (plan.reference, plan.reader, plan.images) == ("train", "bytes", True)
+    assert Import("mindspore.dataset", "vision") not in plan.imports  # the pipeline decodes, not predict.py

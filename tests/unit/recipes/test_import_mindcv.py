@@ -198,10 +198,6 @@ def run(recipe: Path, out: Path, capsys, *extra: str) -> tuple[int, list[str], s
     return code, captured.err.splitlines(), captured.out
 
 
-# every image-folder recipe: RandomCropDecodeResize's partial JPEG decode, approximated by decode + crop
-CROP = "dataset"
-
-
 def findings(err: list[str], kind: str) -> dict[str, str]:
     """{key: 'value (reason)'} of the stderr lines 'kind: key = value ...'."""
     out = {}
@@ -225,12 +221,12 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
     config = yaml.safe_load(out.read_text())
     assert config["runtime"] == {"mode": "graph", "device_target": "CPU", "seed": 42}
     assert config["network"] == {"kind": "mindcv", "name": "resnet18", "num_classes": 1000}
-    # mindcv transforms_imagenet_train: RandomCropDecodeResize (the source decodes: RandomResizedCrop),
-    # hflip, rand_augment_transform (approximated by MindSpore's RandAugment), Normalize on 0-255 pixels,
+    # mindcv transforms_imagenet_train on an undecoded ImageFolderDataset: RandomCropDecodeResize, hflip, rand_augment_transform (approximated by MindSpore's RandAugment), Normalize on 0-255 pixels,
     # HWC2CHW, RandomErasing; color_jitter unused with auto_augment
     assert config["data"]["train"] == {
         "kind": "image_folder",
         "path": f"{data}/train",
+        "decode": False,  # mindcv's ImageFolderDataset reads the files' bytes: the crop decodes
         "batch_size": 256,  # 32 per device x 8
         "shuffle": True,
         "drop_remainder": True,
@@ -238,7 +234,7 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
         "transforms": {
             "image": [
                 {
-                    "RandomResizedCrop": {
+                    "RandomCropDecodeResize": {
                         "size": 224,
                         "scale": [0.08, 1.0],
                         "ratio": [0.75, 1.333],
@@ -271,9 +267,11 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
             "label": [{"TypeCast": {"data_type": "int32"}}],
         },
     }
-    # transforms_imagenet_eval: Decode (the source's), Resize(floor(224 / 0.875) = 256), CenterCrop(224)
+    # transforms_imagenet_eval: Decode, Resize(floor(224 / 0.875) = 256), CenterCrop(224)
+    assert config["data"]["eval"]["decode"] is False
     assert config["data"]["eval"]["transforms"] == {
         "image": [
+            {"Decode": {}},
             {"Resize": {"size": 256, "interpolation": "BILINEAR"}},
             {"CenterCrop": {"size": 224}},
             {"Normalize": IMAGENET_NORMALIZE},
@@ -318,8 +316,7 @@ def test_resnet18_recipe_on_8_devices(tmp_path: Path, capsys) -> None:
 
     assert findings(err, "not converted") == {}
     approximated = findings(err, "approximated")
-    assert set(approximated) == {"auto_augment", CROP}
-    assert "RandomCropDecodeResize" in approximated[CROP]
+    assert set(approximated) == {"auto_augment"}
     assert approximated["auto_augment"].startswith("'randaug-m9-mstd0.5-inc1' (RandAugment is MindSpore's")
     assert (
         "note: data.train.num_workers is 1, not num_parallel_workers 8: RandomErasing run(s) in Python"
@@ -412,7 +409,7 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
     assert config["data"]["train"]["num_workers"] == 1  # mindcv.Mixup runs in Python
     # hflip 0.0 and color_jitter 0.0: no flip, no RandomColorAdjust
     assert [next(iter(e)) for e in config["data"]["train"]["transforms"]["image"]] == [
-        "RandomResizedCrop",
+        "RandomCropDecodeResize",
         "Normalize",
         "HWC2CHW",
     ]
@@ -423,7 +420,7 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
     assert not_converted["ema"] == (
         "True (mscodegen's ema does not support a loss scale that skips overflowing steps)"
     )
-    assert set(findings(err, "approximated")) == {"opt", CROP}
+    assert set(findings(err, "approximated")) == {"opt"}
     assert findings(err, "approximated")["opt"].startswith("'adamw' (mindcv's AdamW corrects")
     # hflip 0.0 and color_jitter 0.0 are what mscodegen does anyway: not listed
     assert not any(key in line for line in err for key in ("hflip", "color_jitter", "interpolation"))
@@ -516,7 +513,7 @@ def test_omitted_arguments_take_mindcv_defaults(tmp_path: Path, capsys) -> None:
     ]
     approximated = findings(err, "approximated")
     # decay_epochs 100 is not the 87 epochs after the warm-up
-    assert set(approximated) == {"decay_epochs", CROP}
+    assert set(approximated) == {"decay_epochs"}
     # weight_decay_filter disable (mindcv's default): one group, every parameter decayed -- exact
     assert config["optimizer"]["decay_filter"] == "every_parameter"
     assert approximated["decay_epochs"].startswith("100, mindcv's default (")
@@ -846,12 +843,12 @@ cutmix_prob: 0.5
 """
 
 # mindcv transforms_imagenet_train with AUGMENT_RECIPE's arguments, op for op:
-# RandomCropDecodeResize(image_resize, scale, ratio, Inter.BICUBIC) -> RandomResizedCrop (the source decodes),
+# RandomCropDecodeResize(image_resize, scale, ratio, Inter.BICUBIC) on the files' bytes (decode: false),
 # RandomHorizontalFlip(prob=hflip), RandomVerticalFlip(prob=vflip), RandomColorAdjust(*color_jitter),
 # Normalize(mean, std), HWC2CHW(), RandomErasing(re_prob, re_scale, re_ratio, re_value, re_max_attempts)
 AUGMENT_TRAIN = [
     {
-        "RandomResizedCrop": {
+        "RandomCropDecodeResize": {
             "size": 32,
             "scale": [0.5, 1.0],
             "ratio": [0.8, 1.25],
@@ -873,9 +870,10 @@ AUGMENT_TRAIN = [
         }
     },
 ]
-# transforms_imagenet_eval: Decode (the source's), Resize(floor(32 / 0.9) = 35, Inter.BICUBIC),
+# transforms_imagenet_eval: Decode(), Resize(floor(32 / 0.9) = 35, Inter.BICUBIC),
 # CenterCrop(32), Normalize(mean, std), HWC2CHW()
 AUGMENT_EVAL = [
+    {"Decode": {}},
     {"Resize": {"size": 35, "interpolation": "BICUBIC"}},
     {"CenterCrop": {"size": 32}},
     {"Normalize": {"mean": [127.5, 127.5, 127.5], "std": [64.0, 64.0, 64.0]}},
@@ -917,11 +915,11 @@ def test_imagenet_augmentation_is_converted_op_for_op(tmp_path: Path, capsys) ->
         }
     ]
     assert (train["num_workers"], evaluate["num_workers"]) == (1, 2)  # RandomErasing, Mixup: Python ops
-    assert [line for line in err if not line.startswith(f"approximated: {CROP} = ")] == [
+    assert err == [
         "note: data.train.num_workers is 1, not num_parallel_workers 2: RandomErasing, mindcv.Mixup run(s) "
         "in Python, which mscodegen runs reproducibly with one worker only"
     ]
-    assert code == 1  # everything else converted exactly: op for op, but the crop decodes whole images
+    assert code == 0  # everything converted exactly
     text = out.read_text()
     assert "        - RandomVerticalFlip: {prob: 0.2}  # vflip\n" in text
     assert "        - CenterCrop: {size: 32}  # image_resize\n" in text
@@ -1002,13 +1000,11 @@ def test_auto_augment_policies(tmp_path: Path, capsys, auto_augment, entry, kind
     assert image[:3] == AUGMENT_TRAIN[:3]
     assert image[3:] == ([entry] if entry else []) + AUGMENT_TRAIN[4:]
     found = findings(err, kind)
-    assert set(found) == {"auto_augment"} | ({CROP} if kind == "approximated" else set())
+    assert set(found) == {"auto_augment"}
     for part in reason:
         assert part in found["auto_augment"]
-    if kind == "not converted":
-        assert set(findings(err, "approximated")) == {CROP}
-    else:
-        assert findings(err, "not converted") == {}
+    other = "approximated" if kind == "not converted" else "not converted"
+    assert findings(err, other) == {}
     assert (
         "#   color_jitter = [0.1, 0.2, 0.3, 0.05] (mindcv ignores it when auto_augment is set)"
         in out.read_text()
@@ -1070,8 +1066,8 @@ def _apply(column: list[np.ndarray], ops: list, seed: int) -> list[np.ndarray]:
 
 @pytest.mark.slow
 def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path: Path, capsys) -> None:
-    """The independent check: mindcv's own create_transforms (on encoded images, as its loader decodes)
-    against the converted pipelines (on decoded images, as mscodegen's ImageFolderDataset gives them)."""
+    """The independent check: mindcv's own create_transforms against the converted pipelines, both on the
+    encoded images (mindcv's loader and the converted decode: false sources read the files' bytes)."""
     import io
 
     from mindcv.data import create_transforms
@@ -1092,7 +1088,8 @@ def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path
 
     mindcv_eval = create_transforms("imagenet", is_training=False, crop_pct=args["crop_pct"], **common)
     expected = _apply(encoded, mindcv_eval, seed=0)
-    got = _apply(images, _ops(config["data"]["eval"]["transforms"]["image"]), seed=0)
+    assert config["data"]["eval"]["decode"] is config["data"]["train"]["decode"] is False
+    got = _apply(encoded, _ops(config["data"]["eval"]["transforms"]["image"]), seed=0)
     assert all(e.shape == (3, 32, 32) and e.dtype == np.float32 for e in expected)
     assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))
 
@@ -1102,7 +1099,7 @@ def test_converted_pipelines_compute_what_mindcv_create_transforms_does(tmp_path
     mindcv_train = create_transforms("imagenet", is_training=True, **common, **train_args)
     for seed in (0, 1, 2):
         expected = _apply(encoded, mindcv_train, seed=seed)
-        got = _apply(images, _ops(config["data"]["train"]["transforms"]["image"]), seed=seed)
+        got = _apply(encoded, _ops(config["data"]["train"]["transforms"]["image"]), seed=seed)
         assert [(e.shape, e.dtype) for e in expected] == [(g.shape, g.dtype) for g in got]
         assert all(np.array_equal(e, g) for e, g in zip(expected, got, strict=True))
 

@@ -9,11 +9,10 @@ import yaml
 
 from mscodegen.tools.mindcv_census import main
 
-# a recipe that converts exactly (cifar10: an image folder's crop is approximated): the data folder it
-# names is not here, which is only a note
+# a recipe that converts exactly: the data folder it names is not here, which is only a note
 EXACT = {
-    "dataset": "cifar10",
-    "data_dir": "/data/cifar10",
+    "dataset": "imagenet",
+    "data_dir": "/data/imagenet",
     "num_classes": 10,
     "model": "resnet18",
     "epoch_size": 4,
