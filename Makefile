@@ -68,7 +68,7 @@ mindcv-census: $(STAMP)
 	$(BIN)/python -m mscodegen.tools.mindcv_census "$(MINDCV)" --devices $(or $(MINDCV_DEVICES),1) $(MINDCV_ARGS)
 
 ## mindcv-compare: mindcv's own train.py against the generated scripts of one recipe, 20 steps on CPU, per-step
-## losses as float32 bits (docs/from-mindcv.md; 3 min 53 s at its last run, 2 cores):
+## losses as float32 bits (docs/from-mindcv.md; 1 min 27 s at its last run, 2 cores):
 ##   make mindcv-compare MINDCV=~/src/mindcv    (MINDCV_RECIPE: default configs/resnet/resnet_18_ascend.yaml)
 mindcv-compare: $(STAMP)
 	@test -n "$(MINDCV)" || { echo "usage: make mindcv-compare MINDCV=<mindcv checkout>"; exit 2; }

@@ -2,7 +2,7 @@
 on CPU, per-step losses compared as float32 bits (mscodegen/tools/mindcv_compare.py, docs/from-mindcv.md).
 
 Needs a mindcv checkout (train.py, config.py, configs/), which this repository does not ship and CI does
-not have: set MINDCV_REPO=<checkout> to run it (3 to 4 minutes on 2 cores), or `make mindcv-compare`.
+not have: set MINDCV_REPO=<checkout> to run it (about 1.5 minutes on 2 cores), or `make mindcv-compare`.
 """
 
 from __future__ import annotations
