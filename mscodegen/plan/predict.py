@@ -140,6 +140,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         "amp": amp.enabled,
         "create_model": net.kind == "mindcv",
         "model": shared.eval_data is not None,
+        "nn": shared.eval_data is not None or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
     }
     return PredictPlan(
         header=shared.header,
@@ -213,6 +214,7 @@ def _imports(needs: dict[str, bool]) -> tuple[Import, ...]:
         "amp": (Import("mindspore", "amp"),),
         "create_model": (Import("mindcv.models", "create_model"),),
         "model": (Import("mindspore", "Model"),),
+        "nn": (Import("mindspore", "nn"),),
     }
     base = (
         Import("argparse"),
@@ -220,7 +222,6 @@ def _imports(needs: dict[str, bool]) -> tuple[Import, ...]:
         Import("pathlib", "Path"),
         Import("mindspore", alias="ms"),
         Import("numpy", alias="np"),
-        Import("mindspore", "nn"),
         Import("mindspore", "dataset", "ds"),
     )
     return tuple(sorted({*base, *(i for need, on in needs.items() if on for i in table[need])}))

@@ -84,6 +84,8 @@ def test_without_data_eval_the_train_pipeline_is_the_reference_and_nothing_evalu
     plan = predict_plan(config)
     assert plan.reference == "train" and plan.loss is None and plan.metrics == ()
     assert Import("mindspore", "Model") not in plan.imports
+    assert Import("mindspore", "nn") not in plan.imports  # the metrics' and loss's module: --evaluate only
+    assert Import("mindspore", "nn") in example("lenet_digits").imports
 
 
 def test_classes_and_values() -> None:
