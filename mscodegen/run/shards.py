@@ -49,7 +49,8 @@ def shard_problems(
 ) -> list[Problem]:
     """[] when rank 0's share of data.train can be built under data parallel, else one problem at
     data.train.factory: the scripts' refusal with its fix, or what else failed."""
-    from mscodegen.output.generate import generate, plans_of
+    from mscodegen.output.generate import plans_of
+    from mscodegen.render import render
 
     cfg = loaded.config
     if not sharded_factory(loaded):
@@ -58,8 +59,8 @@ def shard_problems(
     with tempfile.TemporaryDirectory(prefix="mscodegen-shards-") as tmp:
         workdir = Path(tmp)
         script = workdir / SCRIPT_NAMES["native"]
-        script.write_text(generate(loaded, workdir, ("native",))[script.name], encoding="utf-8")
-        shared, _ = plans_of(loaded, workdir, ("native",))
+        shared, plans = plans_of(loaded, workdir, ("native",))
+        script.write_text(render(plans["native"]), encoding="utf-8")  # run, not read: black is not needed
         function = shared.datasets[0].call.func  # train's: create_train_dataset(num_shards, shard_id)
         cmd = [python, "-c", _PROBE, script.name, function, str(workers)]
         try:
