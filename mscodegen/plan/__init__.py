@@ -36,12 +36,14 @@ from mscodegen.plan.loop import (
     EvalSteps,
     Header,
     KeepBest,
+    RankedCheckpoints,
     build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
     build_eval_steps,
     build_keep_best,
+    build_ranked_checkpoints,
 )
 from mscodegen.plan.setup import (
     Loss,
@@ -153,6 +155,7 @@ class Shared(Frame):
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
+    ranked_checkpoints: RankedCheckpoints | None = None  # callbacks.checkpoint.keep_max_by
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
     heads: Heads | None = None  # loss.heads: one output, loss and label per head
     distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
@@ -160,6 +163,11 @@ class Shared(Frame):
     @property
     def eval_data(self) -> DatasetUse | None:
         return self.datasets[1] if len(self.datasets) > 1 else None
+
+    @property
+    def latest_checkpoints(self) -> bool:
+        """ModelCheckpoint saves, keeping the latest keep_max (keep_max_by ranks them by a metric instead)."""
+        return self.checkpoint is not None and self.ranked_checkpoints is None
 
     @property
     def eval_per_epoch(self) -> bool:
@@ -387,6 +395,7 @@ def build_shared(
         freeze=freeze,
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
+        ranked_checkpoints=build_ranked_checkpoints(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
         heads=heads,
         distill=distill,
@@ -477,8 +486,9 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
-        "callback_params": not model and s.checkpoint is not None,
-        "checkpoint_callback": s.checkpoint is not None,
+        "ranked_checkpoints": s.ranked_checkpoints is not None,
+        "callback_params": not model and s.latest_checkpoints,
+        "checkpoint_callback": s.latest_checkpoints,
         "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
         "evaluate_every_steps": model and s.eval_steps is not None,
@@ -562,7 +572,8 @@ def _imports(
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
-        "checkpoint": s.checkpoint is not None,
+        "checkpoint": s.latest_checkpoints,
+        "ranked_checkpoints": s.ranked_checkpoints is not None,
         "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
         "time": s.time_monitor and native,
@@ -576,7 +587,7 @@ def _imports(
         "loss_monitor": not native and s.loss_monitor,
         "time_monitor": not native and s.time_monitor,
         "fixed_loss_scale": model is not None and model.loss_scale_manager == "fixed",
-        "run_context": native and s.checkpoint is not None,
+        "run_context": native and s.latest_checkpoints,
     }
     optimizer = s.optimizer.module
     return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()))

@@ -57,6 +57,8 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
         Import("time"),
         *_from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
     ),
+    # callbacks.checkpoint.keep_max_by saves through ms.save_checkpoint; RUN_ID as above
+    "ranked_checkpoints": (Import("os"), Import("time")),
     # the native loop calls ModelCheckpoint as Model would
     "run_context": _from("mindspore.train", "RunContext"),
 }

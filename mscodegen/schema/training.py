@@ -230,6 +230,15 @@ class KeepBest(Section):
     )
 
 
+class KeepMaxBy(Section):
+    """Which keep_max checkpoints stay: those with the best evaluation metric (mindcv's top_k policy)."""
+
+    monitor: str = Field(description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key.")
+    mode: Literal["min", "max"] | None = Field(
+        None, description="Default: min for names ending in loss, mae or mse, else max."
+    )
+
+
 class CheckpointCb(Section):
     """Network + optimizer state, as ModelCheckpoint saves it: '<prefix>-<epoch>_<step>.ckpt'."""
 
@@ -247,6 +256,12 @@ class CheckpointCb(Section):
         None,
         description="Also keep the best k by an eval metric: {best: k, monitor: accuracy, mode: max} "
         "(needs data.eval); the periodic files stay the latest keep_max.",
+    )
+    keep_max_by: KeepMaxBy | None = Field(
+        None,
+        description="Keep the keep_max checkpoints with the best eval metric instead of the latest: "
+        "{monitor: accuracy, mode: max}. A checkpoint is saved after the evaluation of every "
+        "every_epochs-th epoch and of the last, if it ranks among them (ties keep the earlier).",
     )
 
     @field_validator("directory")
