@@ -244,7 +244,9 @@ class CheckpointCb(Section):
 
     every_steps: PositiveInt | None = Field(None, description="Save every N optimizer steps.")
     every_epochs: PositiveInt | None = Field(None, description="Save every N epochs.")
-    keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
+    keep_max: PositiveInt = Field(
+        5, description="Keep at most this many files (oldest removed first; with keep_max_by the worst)."
+    )
     directory: PathText = Field("checkpoints", description="Under --output-dir unless absolute.")
     prefix: PathText = Field("model", min_length=1, pattern=r"^[^/\\]+$")
     resumable: Bool = Field(

@@ -5,7 +5,9 @@ with the same weights; --resume latest finds them and resumes exactly."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +79,9 @@ def test_the_best_two_of_three_evaluations_kept_alike_in_both_variants(write_con
     # --resume latest: this config's checkpoint with the highest step among those kept, resumed exactly
     native = tmp_path / "native"
     before = {path: path.read_bytes() for path in (native / "out" / "checkpoints").glob("*/*.ckpt")}
+    stale = next(iter(before)).with_name("tiny-0_1.ckpt.tmp")  # a save killed halfway, two hours ago
+    stale.write_bytes(b"")
+    os.utime(stale, (time.time() - 7200,) * 2)
     resumed = run_plain(scripts["native"], "--output-dir", "out", "--resume", "latest", cwd=native)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     last_kept = max(
@@ -87,3 +92,4 @@ def test_the_best_two_of_three_evaluations_kept_alike_in_both_variants(write_con
     again = evaluations(resumed.stdout)
     assert again == {e: printed["native"][e] for e in range(last_kept + 1, EPOCHS + 1)}
     assert {path: path.read_bytes() for path in before} == before  # the first run's files untouched
+    assert not stale.exists()
