@@ -170,6 +170,16 @@ class Shared(Frame):
         return self.checkpoint is not None and self.ranked_checkpoints is None
 
     @property
+    def checkpoint_writer(self) -> str:
+        """What both variants make their checkpoints with: RankedCheckpoints (keep_max_by) or checkpoint_callback."""
+        return "checkpoint_callback" if self.ranked_checkpoints is None else "RankedCheckpoints"
+
+    @property
+    def checkpoint_class(self) -> str:
+        """The callback that writes the checkpoints (the native loop hands it what Model would)."""
+        return "ModelCheckpoint" if self.ranked_checkpoints is None else "RankedCheckpoints"
+
+    @property
     def eval_per_epoch(self) -> bool:
         """Evaluations at an epoch's end (Model.fit's); eval.every_steps evaluates after steps instead."""
         return self.eval_data is not None and self.eval_steps is None
@@ -487,7 +497,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
         "ranked_checkpoints": s.ranked_checkpoints is not None,
-        "callback_params": not model and s.latest_checkpoints,
+        "callback_params": not model and s.checkpoint is not None,
         "checkpoint_callback": s.latest_checkpoints,
         "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
@@ -587,7 +597,7 @@ def _imports(
         "loss_monitor": not native and s.loss_monitor,
         "time_monitor": not native and s.time_monitor,
         "fixed_loss_scale": model is not None and model.loss_scale_manager == "fixed",
-        "run_context": native and s.latest_checkpoints,
+        "run_context": native and s.checkpoint is not None,
     }
     optimizer = s.optimizer.module
     return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()))

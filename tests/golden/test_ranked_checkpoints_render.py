@@ -1,5 +1,6 @@
 """A config with callbacks.checkpoint.keep_max_by renders scripts that are black-stable and pass ruff with
-the rules generated/ is held to, and that name RankedCheckpoints and nothing of ModelCheckpoint."""
+the rules generated/ is held to, with one RankedCheckpoints class, the same in both, and nothing of
+ModelCheckpoint."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_ranked_checkpoint_scripts_are_black_stable_and_ruff_clean(tmp_path: Pat
     config.write_text(yaml.safe_dump(merge(TINY, RANKED), sort_keys=False))
     out = tmp_path / "out"
     out.mkdir()
+    classes = {}
     for name, text in generate(load_config(config), out).items():
         (out / name).write_text(text)
         if name.startswith("train_"):
@@ -37,7 +39,10 @@ def test_ranked_checkpoint_scripts_are_black_stable_and_ruff_clean(tmp_path: Pat
             defined = {n.name for n in body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
             assert "RankedCheckpoints" in defined and "checkpoint_callback" not in defined, name
             imported = {a.name for n in body if isinstance(n, ast.ImportFrom) for a in n.names}
-            assert {"CheckpointConfig", "ModelCheckpoint", "RunContext"}.isdisjoint(imported), name
+            assert {"CheckpointConfig", "ModelCheckpoint"}.isdisjoint(imported), name
+            (ranked,) = (n for n in body if isinstance(n, ast.ClassDef) and n.name == "RankedCheckpoints")
+            classes[name] = ast.get_source_segment(text, ranked)
+    assert classes["train_model.py"] == classes["train_native.py"]
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
     assert ruff is not None
     # pyproject.toml's rules, with its per-file ignores of generated/** (the folder is not under it)

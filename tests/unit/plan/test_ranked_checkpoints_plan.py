@@ -1,5 +1,5 @@
-"""callbacks.checkpoint.keep_max_by in the plan: RankedCheckpoints replaces checkpoint_callback (and what only
-ModelCheckpoint needs), and the scripts of a config without it are unchanged."""
+"""callbacks.checkpoint.keep_max_by in the plan: RankedCheckpoints replaces checkpoint_callback and ModelCheckpoint's
+imports; the native loop still hands it what Model would (CallbackParams, RunContext)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mscodegen.plan import build_plan
 
 EVAL = {"every_epochs": 1, "metrics": [{"name": "accuracy"}, {"name": "loss"}]}
 CHECKPOINT = {"every_epochs": 1, "keep_max": 2, "prefix": "tiny"}
-MODEL_CHECKPOINT_ONLY = {"CheckpointConfig", "ModelCheckpoint", "RunContext"}
+MODEL_CHECKPOINT_ONLY = {"CheckpointConfig", "ModelCheckpoint"}
 
 
 def plan_of(write_config, checkpoint: dict, variant: str):  # noqa: ANN201
@@ -33,9 +33,11 @@ def constants_of(plan) -> dict[str, object]:  # noqa: ANN001
 @pytest.mark.parametrize("variant", ["model", "native"])
 def test_ranked_checkpoints_replace_model_checkpoint(write_config, variant):
     plan = plan_of(write_config, {**CHECKPOINT, "keep_max_by": {"monitor": "accuracy"}}, variant)
-    assert "ranked_checkpoints" in plan.definitions
-    assert {"checkpoint_callback", "callback_params"}.isdisjoint(plan.definitions)
-    assert MODEL_CHECKPOINT_ONLY.isdisjoint({i.name for i in plan.imports})
+    assert "ranked_checkpoints" in plan.definitions and "checkpoint_callback" not in plan.definitions
+    assert plan.shared.checkpoint_writer == plan.shared.checkpoint_class == "RankedCheckpoints"
+    imported = {i.name for i in plan.imports}
+    assert MODEL_CHECKPOINT_ONLY.isdisjoint(imported) and "Callback" in imported
+    assert ("callback_params" in plan.definitions) is (variant == "native")
     assert plan.shared.resumable and "resume" in plan.definitions  # --resume latest finds its files
     assert constants_of(plan)["CHECKPOINT_MONITOR"] == "accuracy"
     assert plan.needs_steps_per_epoch  # the files' names: <prefix>-<epoch>_<step in the epoch>
