@@ -93,3 +93,55 @@ def test_the_best_two_of_three_evaluations_kept_alike_in_both_variants(write_con
     assert again == {e: printed["native"][e] for e in range(last_kept + 1, EPOCHS + 1)}
     assert {path: path.read_bytes() for path in before} == before  # the first run's files untouched
     assert not stale.exists()
+
+
+def test_ties_and_displacements_as_mindcvs_checkpoint_manager(write_config, tmp_path, monkeypatch) -> None:
+    """The generated RankedCheckpoints and mindcv 0.3.0's own CheckpointManager (top_k), handed the same
+    accuracies, keep the same epochs: a tie with the worst kept is not saved, a better one displaces the
+    later of two tied worst, and a tie with the best two is not saved either."""
+    import importlib.util
+
+    import mindspore as ms
+    from mindcv.utils.checkpoint_manager import CheckpointManager
+    from mindspore import nn
+
+    accuracies = [0.5, 0.7, 0.5, 0.7, 0.6, 0.75, 0.7]
+    expected_by_hand = [
+        2,
+        6,
+    ]  # 1, 2; 4 displaces 1; 6 displaces 4 (the later of 2 and 4); 3, 5, 7 never saved
+    network = nn.Dense(1, 1)
+    saves = ms.save_checkpoint
+
+    def save_now(*args, **kwargs):  # mindcv saves asynchronously: each file written before the next step
+        kwargs.pop("async_save", None)
+        return saves(*args, **kwargs)
+
+    monkeypatch.setattr(ms, "save_checkpoint", save_now)
+
+    script = generate_both(write_config(RANKED), tmp_path / "scripts")["native"]
+    spec = importlib.util.spec_from_file_location("ranked_native", script)
+    assert spec is not None and spec.loader is not None
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    ranked = generated.RankedCheckpoints(tmp_path / "ours", 0, 1)  # start_step 0, one step per epoch
+    manager = CheckpointManager(ckpt_save_policy="top_k")
+    (tmp_path / "mindcv").mkdir()
+    for epoch, accuracy in enumerate(accuracies, 1):
+        params = generated.CallbackParams(
+            train_network=network,
+            cur_epoch_num=epoch,
+            cur_step_num=epoch,
+            epoch_num=len(accuracies),
+            metrics={"accuracy": accuracy, "loss": 1.0},
+        )
+        ranked.on_train_epoch_end(ms.train.RunContext(params))
+        path = tmp_path / "mindcv" / f"m-{epoch}_1.ckpt"
+        manager.save_ckpoint(network, num_ckpt=KEEP, metric=accuracy, save_path=str(path))
+
+    def epochs(folder: Path) -> list[int]:
+        return sorted(int(path.stem.split("-")[1].split("_")[0]) for path in folder.glob("*.ckpt"))
+
+    assert epochs(tmp_path / "mindcv") == expected_by_hand
+    (ours,) = (tmp_path / "ours" / "checkpoints").iterdir()
+    assert epochs(ours) == expected_by_hand
