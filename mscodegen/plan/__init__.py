@@ -36,12 +36,14 @@ from mscodegen.plan.loop import (
     EvalSteps,
     Header,
     KeepBest,
+    RankedCheckpoints,
     build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
     build_eval_steps,
     build_keep_best,
+    build_ranked_checkpoints,
 )
 from mscodegen.plan.setup import (
     Loss,
@@ -153,6 +155,7 @@ class Shared(Frame):
     freeze: Freeze | None = None  # network.freeze
     ema: Ema | None = None  # ema
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
+    ranked_checkpoints: RankedCheckpoints | None = None  # callbacks.checkpoint.keep_max_by
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
     heads: Heads | None = None  # loss.heads: one output, loss and label per head
     distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
@@ -160,6 +163,21 @@ class Shared(Frame):
     @property
     def eval_data(self) -> DatasetUse | None:
         return self.datasets[1] if len(self.datasets) > 1 else None
+
+    @property
+    def latest_checkpoints(self) -> bool:
+        """ModelCheckpoint saves, keeping the latest keep_max (keep_max_by ranks them by a metric instead)."""
+        return self.checkpoint is not None and self.ranked_checkpoints is None
+
+    @property
+    def checkpoint_writer(self) -> str:
+        """What both variants make their checkpoints with: RankedCheckpoints (keep_max_by) or checkpoint_callback."""
+        return "checkpoint_callback" if self.ranked_checkpoints is None else "RankedCheckpoints"
+
+    @property
+    def checkpoint_class(self) -> str:
+        """The callback that writes the checkpoints (the native loop hands it what Model would)."""
+        return "ModelCheckpoint" if self.ranked_checkpoints is None else "RankedCheckpoints"
 
     @property
     def eval_per_epoch(self) -> bool:
@@ -387,6 +405,7 @@ def build_shared(
         freeze=freeze,
         ema=build_ema(cfg),
         keep_best=build_keep_best(cfg),
+        ranked_checkpoints=build_ranked_checkpoints(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
         heads=heads,
         distill=distill,
@@ -477,8 +496,9 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
+        "ranked_checkpoints": s.ranked_checkpoints is not None,
         "callback_params": not model and s.checkpoint is not None,
-        "checkpoint_callback": s.checkpoint is not None,
+        "checkpoint_callback": s.latest_checkpoints,
         "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
         "evaluate_every_steps": model and s.eval_steps is not None,
@@ -562,7 +582,8 @@ def _imports(
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
-        "checkpoint": s.checkpoint is not None,
+        "checkpoint": s.latest_checkpoints,
+        "ranked_checkpoints": s.ranked_checkpoints is not None,
         "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
         "time": s.time_monitor and native,

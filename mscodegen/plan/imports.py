@@ -57,6 +57,8 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
         Import("time"),
         *_from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
     ),
+    # callbacks.checkpoint.keep_max_by: RankedCheckpoints, a Callback in both variants; RUN_ID as above
+    "ranked_checkpoints": (Import("os"), Import("time"), *_from("mindspore.train", "Callback")),
     # the native loop calls ModelCheckpoint as Model would
     "run_context": _from("mindspore.train", "RunContext"),
 }

@@ -91,6 +91,13 @@ class KeepBest:
 
 
 @dataclass(frozen=True, slots=True)
+class RankedCheckpoints:
+    """callbacks.checkpoint.keep_max_by: the keep_max checkpoints with the best metric, not the latest."""
+
+    maximize: bool  # keep_max_by.mode (default: min for *loss, *mae, *mse, else max)
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceNote:
     device: str
     notes: tuple[str, ...]
@@ -128,6 +135,24 @@ def build_keep_best(cfg: Config) -> KeepBest | None:
         return None
     mode = ckpt.keep.mode or ("min" if ckpt.keep.monitor.endswith("loss") else "max")
     return KeepBest(maximize=mode == "max")
+
+
+def build_ranked_checkpoints(cfg: Config) -> RankedCheckpoints | None:
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
+        return None
+    by = ckpt.keep_max_by
+    mode = by.mode or ("min" if by.monitor.endswith(LOWER_IS_BETTER) else "max")
+    return RankedCheckpoints(maximize=mode == "max")
+
+
+def ranked_checkpoint_constants(cfg: Config) -> list[Constant]:
+    """callbacks.checkpoint.keep_max_by's: the metric that ranks the checkpoints."""
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
+        return []
+    monitor = ckpt.keep_max_by.monitor
+    return [Constant("CHECKPOINT_MONITOR", monitor, "callbacks.checkpoint.keep_max_by.monitor")]
 
 
 def build_constants(
@@ -175,6 +200,7 @@ def build_constants(
                 Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"),
                 Constant("BEST_MONITOR", ckpt.keep.monitor, "callbacks.checkpoint.keep.monitor"),
             ]
+        group += ranked_checkpoint_constants(cfg)
         groups.append(group)
     precision = loss_scale_constants(cfg)
     clip = cfg.grad.clip

@@ -36,6 +36,7 @@ SCRIPT_DEFINITIONS = frozenset(
         "build_generator", "export", "load_network", "load_weights", "main", "newest_checkpoint", "predict", "read_inputs",
         "sample", "through_pipeline", "write_grid",
         "WithDistillLoss", "load_teacher",  # distill
+        "RankedCheckpoints",  # callbacks.checkpoint.keep_max_by
     }
 )  # fmt: skip
 
@@ -52,6 +53,7 @@ SCRIPT_CONSTANTS = frozenset(
         "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
         "CLASS_NAMES", "CSV_COLUMNS", "IMAGE_SUFFIXES", "INPUTS", "TOP_K",
         "DISTILL_ALPHA", "DISTILL_TEMPERATURE", "TEACHER_CHECKPOINT",  # distill
+        "CHECKPOINT_MONITOR",  # callbacks.checkpoint.keep_max_by
     }
 )  # fmt: skip
 

@@ -230,12 +230,23 @@ class KeepBest(Section):
     )
 
 
+class KeepMaxBy(Section):
+    """Which keep_max checkpoints stay: those with the best evaluation metric (mindcv's top_k policy)."""
+
+    monitor: str = Field(description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key.")
+    mode: Literal["min", "max"] | None = Field(
+        None, description="Default: min for names ending in loss, mae or mse, else max."
+    )
+
+
 class CheckpointCb(Section):
     """Network + optimizer state, as ModelCheckpoint saves it: '<prefix>-<epoch>_<step>.ckpt'."""
 
     every_steps: PositiveInt | None = Field(None, description="Save every N optimizer steps.")
     every_epochs: PositiveInt | None = Field(None, description="Save every N epochs.")
-    keep_max: PositiveInt = Field(5, description="Keep at most this many files (oldest removed first).")
+    keep_max: PositiveInt = Field(
+        5, description="Keep at most this many files (oldest removed first; with keep_max_by the worst)."
+    )
     directory: PathText = Field("checkpoints", description="Under --output-dir unless absolute.")
     prefix: PathText = Field("model", min_length=1, pattern=r"^[^/\\]+$")
     resumable: Bool = Field(
@@ -247,6 +258,12 @@ class CheckpointCb(Section):
         None,
         description="Also keep the best k by an eval metric: {best: k, monitor: accuracy, mode: max} "
         "(needs data.eval); the periodic files stay the latest keep_max.",
+    )
+    keep_max_by: KeepMaxBy | None = Field(
+        None,
+        description="Keep the keep_max checkpoints with the best eval metric instead of the latest: "
+        "{monitor: accuracy, mode: max}. A checkpoint is saved after the evaluation of every "
+        "every_epochs-th epoch and of the last, if it ranks among them (ties keep the earlier).",
     )
 
     @field_validator("directory")

@@ -59,8 +59,35 @@ def checkpoint(c: Converter) -> None:
     policy = c.opt_str("ckpt_save_policy")
     if policy == "latest_k":
         c.mapped("ckpt_save_policy")
+    elif policy == "top_k":
+        _top_k(c)
     else:
         c.approximated("ckpt_save_policy", "mscodegen keeps the latest keep_checkpoint_max checkpoints")
+
+
+def _top_k(c: Converter) -> None:
+    """mindcv's StateMonitor saves after each ckpt_save_interval-th epoch's evaluation (and the last) and
+    CheckpointManager keeps the keep_checkpoint_max with the highest first metric, Top_1_Accuracy; a save
+    ranks only above a strictly lower one, so ties keep the earlier. A save in an epoch it does not
+    evaluate ranks as 0."""
+    if not c.bool_("val_while_train"):
+        raise RecipeError(
+            "ckpt_save_policy top_k with val_while_train false: mindcv's train.py asserts val_while_train "
+            "(top_k ranks the checkpoints by the evaluation)"
+        )
+    if c.int_("val_interval") != 1:
+        c.approximated(
+            "ckpt_save_policy",
+            f"top_k with val_interval {c.int_('val_interval')}: mindcv ranks a save in an epoch it does not "
+            "evaluate as accuracy 0; mscodegen keeps the latest keep_checkpoint_max checkpoints",
+        )
+        return
+    c.put(
+        "callbacks.checkpoint.keep_max_by",
+        {"monitor": "accuracy", "mode": "max"},
+        "ckpt_save_policy top_k: mindcv ranks by its first metric, Top_1_Accuracy",
+    )
+    c.mapped("ckpt_save_policy")
 
 
 def precision(c: Converter) -> None:

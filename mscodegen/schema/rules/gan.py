@@ -120,6 +120,8 @@ def _loop_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]
     ckpt = cfg.callbacks.checkpoint
     if ckpt is not None and ckpt.keep is not None:
         yield ("callbacks", "checkpoint", "keep"), f"keeping the best checkpoints by a metric is {NOT_YET}"
+    if ckpt is not None and ckpt.keep_max_by is not None:
+        yield ("callbacks", "checkpoint", "keep_max_by"), f"ranking checkpoints by a metric is {NOT_YET}"
     if cfg.train.dataset_sink_mode:
         yield ("train", "dataset_sink_mode"), f"sink mode is {NOT_YET}"
     if cfg.amp.fp32_cells:

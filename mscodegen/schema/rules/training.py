@@ -84,6 +84,40 @@ def _keep_best_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violatio
         )
 
 
+@rule("callbacks", "data", "eval")
+def _keep_max_by_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """keep_max_by ranks each save by the evaluation of its epoch: every save needs one."""
+    ckpt = cfg.callbacks.checkpoint
+    if ckpt is None or ckpt.keep_max_by is None:
+        return
+    at = ("callbacks", "checkpoint", "keep_max_by")
+    if cfg.data.eval is None:
+        yield at, "ranking the checkpoints needs an evaluation: add data.eval"
+        return
+    if ckpt.keep is not None:
+        yield (
+            at,
+            "keep_max_by already keeps the best checkpoints: leave out keep (the best besides the latest)",
+        )
+    if ckpt.every_steps is not None:
+        yield at, "ranks each save by its epoch's evaluation: use every_epochs, not every_steps"
+    if cfg.eval is not None and cfg.eval.every_steps is not None:
+        yield at, "ranks each save by its epoch's evaluation: use eval.every_epochs, not every_steps"
+    evaluated = cfg.eval.every_epochs if cfg.eval is not None else 1
+    if ckpt.every_epochs is not None and ckpt.every_epochs % evaluated:
+        yield (
+            ("callbacks", "checkpoint", "every_epochs"),
+            f"with keep_max_by every save is ranked by its epoch's evaluation: every_epochs must be a "
+            f"multiple of eval.every_epochs ({evaluated}), not {ckpt.every_epochs}",
+        )
+    keys = metric_keys(cfg)
+    if ckpt.keep_max_by.monitor not in keys:
+        yield (
+            (*at, "monitor"),
+            f"{ckpt.keep_max_by.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}",
+        )
+
+
 def metric_keys(cfg: Config) -> list[str]:
     """Names of the evaluation results, in order (the keys of Model.eval's dict)."""
     return [metric.key for metric in eval_metrics(cfg.eval, cfg.loss.name, head_losses(cfg.loss))]

@@ -1,0 +1,66 @@
+"""callbacks.checkpoint.keep_max_by in the plan: RankedCheckpoints replaces checkpoint_callback and ModelCheckpoint's
+imports; the native loop still hands it what Model would (CallbackParams, RunContext)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mscodegen.config.load import load_config
+from mscodegen.plan import build_plan
+
+EVAL = {"every_epochs": 1, "metrics": [{"name": "accuracy"}, {"name": "loss"}]}
+CHECKPOINT = {"every_epochs": 1, "keep_max": 2, "prefix": "tiny"}
+MODEL_CHECKPOINT_ONLY = {"CheckpointConfig", "ModelCheckpoint"}
+
+
+def plan_of(write_config, checkpoint: dict, variant: str):  # noqa: ANN201
+    loaded = load_config(write_config({"eval": EVAL, "callbacks": {"checkpoint": checkpoint}}))
+    return build_plan(
+        loaded.config,
+        variant,  # type: ignore[arg-type]
+        source=loaded.path.as_posix(),
+        config_dir=loaded.path.parent,
+        out_dir=loaded.path.parent / "out",
+        name=loaded.name,
+        config_sha256=loaded.sha256,
+    )
+
+
+def constants_of(plan) -> dict[str, object]:  # noqa: ANN001
+    return {c.name: c.value for group in plan.shared.constants for c in group}
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_ranked_checkpoints_replace_model_checkpoint(write_config, variant):
+    plan = plan_of(write_config, {**CHECKPOINT, "keep_max_by": {"monitor": "accuracy"}}, variant)
+    assert "ranked_checkpoints" in plan.definitions and "checkpoint_callback" not in plan.definitions
+    assert plan.shared.checkpoint_writer == plan.shared.checkpoint_class == "RankedCheckpoints"
+    imported = {i.name for i in plan.imports}
+    assert MODEL_CHECKPOINT_ONLY.isdisjoint(imported) and "Callback" in imported
+    assert ("callback_params" in plan.definitions) is (variant == "native")
+    assert plan.shared.resumable and "resume" in plan.definitions  # --resume latest finds its files
+    assert constants_of(plan)["CHECKPOINT_MONITOR"] == "accuracy"
+    assert plan.needs_steps_per_epoch  # the files' names: <prefix>-<epoch>_<step in the epoch>
+
+
+@pytest.mark.parametrize("variant", ["model", "native"])
+def test_without_it_nothing_of_it(write_config, variant):
+    plan = plan_of(write_config, CHECKPOINT, variant)
+    assert "ranked_checkpoints" not in plan.definitions and "checkpoint_callback" in plan.definitions
+    assert plan.shared.ranked_checkpoints is None and "CHECKPOINT_MONITOR" not in constants_of(plan)
+    assert {"CheckpointConfig", "ModelCheckpoint"} <= {i.name for i in plan.imports}
+
+
+@pytest.mark.parametrize(
+    ("keep_max_by", "maximize"),
+    [
+        ({"monitor": "accuracy"}, True),
+        ({"monitor": "loss"}, False),
+        ({"monitor": "loss", "mode": "max"}, True),
+        ({"monitor": "accuracy", "mode": "min"}, False),
+    ],
+)
+def test_the_direction_of_the_ranking(write_config, keep_max_by, maximize):
+    plan = plan_of(write_config, {**CHECKPOINT, "keep_max_by": keep_max_by}, "model")
+    assert plan.shared.ranked_checkpoints is not None
+    assert plan.shared.ranked_checkpoints.maximize is maximize
