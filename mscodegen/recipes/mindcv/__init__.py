@@ -20,12 +20,12 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
   formulas mscodegen writes, so they map exactly when the cosine spans the epochs after the warm-up);
 - `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
   `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
-  warm-up, sink mode off), unless the loss scale skips overflowing steps.
+  warm-up, no update on a step skipped on overflow).
 
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
 `momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
-not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA with a dynamic loss scale, ...). The last two are reported.
+not converted (mscodegen cannot express it: AugMix, augmentation splits, ...). The last two are reported.
 A recipe mindcv itself cannot train as written (a warm-up longer than the training, one_cycle with a
 warm-up, ...) is refused: `RecipeError`, naming its keys, and nothing is written. `_check` validates the
 written config as `mscodegen validate` does.
