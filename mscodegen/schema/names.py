@@ -36,13 +36,14 @@ SCRIPT_DEFINITIONS = frozenset(
         "build_generator", "export", "load_network", "load_weights", "main", "newest_checkpoint", "predict", "read_inputs",
         "sample", "through_pipeline", "write_grid",
         "WithDistillLoss", "load_teacher",  # distill
+        "AuxLogitsLoss",  # network.aux_factor
     }
 )  # fmt: skip
 
 # Module-level constants (plan's literals): the YAML values the scripts name.
 SCRIPT_CONSTANTS = frozenset(
     {
-        "ACCUMULATION_STEPS", "BEST_KEEP", "BEST_MONITOR", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS",
+        "ACCUMULATION_STEPS", "AUX_FACTOR", "BEST_KEEP", "BEST_MONITOR", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS",
         "CHECKPOINT_EVERY_STEPS", "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "CONFIG_SHA256",
         "DATA_DIR", "DEVICE_NOTES", "DIV_FACTOR", "EARLY_STOP_MIN_DELTA", "EARLY_STOP_MONITOR",
         "EARLY_STOP_PATIENCE", "EMA_DECAY", "EMA_WARMUP_STEPS", "END_LR", "EPOCHS", "EVAL_EVERY_EPOCHS",
