@@ -51,3 +51,15 @@ def test_ema_with_a_skipping_loss_scale_and_sink_mode_is_exact(tmp_path: Path, s
     assert not {"ema", "ema_decay", "dataset_sink_mode"} & (
         _keys(result.not_converted) | _keys(result.approximated)
     )
+
+
+def test_aug_repeats_is_the_train_sources(tmp_path: Path) -> None:
+    recipe = {"model": "resnet18", "num_classes": 10, "dataset": "imagenet", "data_dir": str(tmp_path)}
+    result = convert({**recipe, "aug_repeats": 3}, out_dir=tmp_path)
+    assert result.config["data"]["train"]["aug_repeats"] == 3
+    assert "aug_repeats" not in _keys(result.not_converted) | _keys(result.approximated)
+    assert "aug_repeats" not in convert(recipe, out_dir=tmp_path).config["data"]["train"]  # 0: none
+    with pytest.raises(
+        RecipeError, match=r"^aug_repeats 3 with num_samples 100: mindcv's create_dataset refuses"
+    ):
+        convert({**recipe, "aug_repeats": 3, "num_samples": 100}, out_dir=tmp_path)
