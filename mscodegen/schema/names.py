@@ -16,7 +16,7 @@ import builtins
 SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
-        "ModelCheckpoint", "Path", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
+        "ModelCheckpoint", "Path", "RepeatAugSampler", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
         "csv", "Image",  # predict.py

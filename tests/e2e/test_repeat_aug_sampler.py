@@ -73,18 +73,22 @@ class Recorded(RepeatAugSampler):
         super().__init__(*args, **kwargs)
         made.append({key: value for key, value in vars(self).items() if key != "epoch"})
 
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-mod.RepeatAugSampler = factory.RepeatAugSampler = Recorded
-folder, shards = Path(sys.argv[2]), json.loads(sys.argv[3])
-ours = mod.create_train_dataset(folder / "train", *shards)
-theirs = factory.create_dataset("", str(folder), "train", shuffle=True, num_aug_repeats=3,
-                                num_shards=shards[0] if shards else None, shard_id=shards[1] if shards else None)
 def labels(dataset):  # two epochs of one iterator, as training reads them
     rows = dataset.create_tuple_iterator(num_epochs=2, output_numpy=True)
     return [[int(x) for row in rows for x in row[1].reshape(-1)] for _ in range(2)]
-print(json.dumps({"samplers": made, "ours": labels(ours), "theirs": labels(theirs)}))
+
+folder, results = Path(sys.argv[1]), []
+for i, (script, shards) in enumerate(json.loads(sys.argv[2])):  # the unsharded script, the sharded one
+    spec = importlib.util.spec_from_file_location(f"generated{i}", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.RepeatAugSampler = factory.RepeatAugSampler = Recorded
+    made.clear()
+    ours = mod.create_train_dataset(folder / "train", *shards)
+    theirs = factory.create_dataset("", str(folder), "train", shuffle=True, num_aug_repeats=3,
+                                    num_shards=shards[0] if shards else None, shard_id=shards[1] if shards else None)
+    results.append({"samplers": list(made), "ours": labels(ours), "theirs": labels(theirs)})
+print(json.dumps(results))
 """
 
 
@@ -98,20 +102,30 @@ def _expected_indices(size: int, shards: int, rank: int, epoch: int) -> list[int
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shards", [(), (2, 1)])
-def test_the_scripts_sampler_is_mindcvs(tmp_path: Path, shards: tuple[int, ...]) -> None:
+def test_the_scripts_sampler_is_mindcvs(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
-    config = CONFIG if not shards else {**CONFIG, "parallel": {"mode": "data_parallel", "workers": shards[0]}}
-    script = tmp_path / "train_native.py"
-    script.write_text(generate(load_config(_config(tmp_path, config, "cfg")), tmp_path)["train_native.py"])
+    runs = []
+    for shards in ((), (2, 1)):
+        config = (
+            CONFIG if not shards else {**CONFIG, "parallel": {"mode": "data_parallel", "workers": shards[0]}}
+        )
+        script = tmp_path / f"train_native_{len(shards)}.py"
+        script.write_text(
+            generate(load_config(_config(tmp_path, config, "cfg")), tmp_path)["train_native.py"]
+        )
+        runs.append((str(script), list(shards)))
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, str(script), str(folder), json.dumps(list(shards))],
+        [sys.executable, "-c", PROBE, str(folder), json.dumps(runs)],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
-    result = json.loads(out.stdout.splitlines()[-1])
+    for (_, shards), result in zip(runs, json.loads(out.stdout.splitlines()[-1]), strict=True):
+        _check(result, tuple(shards))
+
+
+def _check(result: dict, shards: tuple[int, ...]) -> None:
     (ours, theirs) = result["samplers"]
     size = len(CLASSES) * PER_CLASS
     num_shards, rank = shards or (1, 0)
