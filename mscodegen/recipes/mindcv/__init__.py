@@ -9,12 +9,14 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
   `log_interval` -> train.log_every_steps;
 - data: `dataset` imagenet/'' (one folder per class under `data_dir/train_split`) -> data.train
   image_folder, mnist/cifar10 -> those kinds; `batch_size` (per device) x devices -> the global
-  data.train.batch_size; `val_while_train` -> data.eval + eval;
+  data.train.batch_size; `aug_repeats` -> data.train.aug_repeats (mindcv's RepeatAugSampler);
+  `val_while_train` -> data.eval + eval;
 - augmentation: mindcv's train/eval transforms (crop, flips, colour jitter, auto-augment, random erasing,
   `crop_pct`) -> data.*.transforms pipelines, mixup/cutmix -> data.train.batch_transforms (mindcv.Mixup);
 - model: `model`, `num_classes`, `in_channels`, `drop_rate`, `drop_path_rate` -> network (kind mindcv);
 - training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
-- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls);
+- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls),
+  `aux_factor` -> network.aux_factor;
 - `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
   per-step warm-up, cosine, step, multi-step, exponential, polynomial and one-cycle schedules are the
   formulas mscodegen writes, so they map exactly when the cosine spans the epochs after the warm-up);

@@ -1,5 +1,6 @@
 """Rules for the data sources: `dataset`, `data_dir`, the splits, `batch_size` (per device) and the
-loader arguments -> data.train and (with `val_while_train`) data.eval; `num_classes` -> network.
+loader arguments (`aug_repeats` too) -> data.train and (with `val_while_train`) data.eval; `num_classes` ->
+network.
 
 The transforms and augmentations are `_augmentation`'s.
 """

@@ -1,6 +1,6 @@
 """Rules for the model and its loss: `model`, `in_channels`, `drop_rate`, `drop_path_rate`,
-`pretrained`/`ckpt_path` -> network (kind mindcv); `loss`, `label_smoothing`, `reduction`,
-`aux_factor` -> loss.
+`pretrained`/`ckpt_path` -> network (kind mindcv); `loss`, `label_smoothing`, `reduction` -> loss;
+`aux_factor` -> network.aux_factor (inception_v3's auxiliary logits).
 
 `network.num_classes` depends on the dataset and is set by `_data`.
 """
