@@ -455,6 +455,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     )
     wanted = {
         "focal_on_indices": shared.loss.on_indices,
+        "aux_logits_loss": shared.loss.aux_logits,
         "ema": shared.ema is not None,
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32

@@ -166,6 +166,11 @@ class DatasetFn:
     def workers_line(self) -> bool:
         return any(isinstance(s, Workers) for s in self.steps)
 
+    @property
+    def repeat_sampler(self) -> bool:
+        """data.train.aug_repeats: the source reads through mindcv's RepeatAugSampler."""
+        return any(isinstance(s, Assign) and s.names == "sampler" for s in self.steps)
+
 
 @dataclass(frozen=True, slots=True)
 class DatasetUse:
@@ -347,9 +352,37 @@ def _source(
         )
     else:
         file = Call("str", (v("path", Under("data_dir", path)),))
+        repeats = getattr(spec, "aug_repeats", None)
+        if repeats is not None:  # the sampler shuffles and shards: the loader takes neither
+            return _repeat_sampler(spec, v, file, repeats, shuffle, sharded, workers)
         return _file_source(spec, v, file, kwargs)
     images = {"image": Name("images"), "label": Name("labels")}
     return [Assign("images, labels", arrays), Source(Call("ds.NumpySlicesDataset", (images,), kwargs))]
+
+
+def _repeat_sampler(
+    spec: DatasetSpec, v: _Values, file: Call, repeats: int, shuffle: bool, sharded: bool, workers: Kwargs
+) -> list[Step]:
+    """mindcv's create_dataset with num_aug_repeats: RepeatAugSampler over the source's size, sharded by the
+    sampler itself, selected_round=0 (an epoch of ceil(size / num_shards) samples per shard)."""
+    whole = _file_source(spec, v, file, ())[-1]
+    assert isinstance(whole, Source)
+    counted = replace(whole.call, kwargs=tuple(kw for kw in whole.call.kwargs if kw[0] != "decode"))
+    shards = (Name("num_shards"), Name("shard_id")) if sharded else (1, 0)
+    sampler = Call(
+        "RepeatAugSampler",
+        (Call("len", (counted,)),),
+        (
+            ("num_shards", shards[0]),
+            ("rank_id", shards[1]),
+            ("shuffle", shuffle),
+            ("num_repeats", repeats),
+            ("selected_round", 0),
+        ),
+    )
+    note = f"data.train.aug_repeats: each sample {repeats} times in a row, augmented anew (mindcv's sampler)"
+    source = _file_source(spec, v, file, (("sampler", Name("sampler")), *workers))
+    return [Comment(note), Assign("sampler", sampler), *source]
 
 
 def _file_source(spec: DatasetSpec, v: _Values, file: Call, kwargs: Kwargs) -> list[Step]:

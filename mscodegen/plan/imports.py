@@ -42,6 +42,7 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "text": _from("mindspore.dataset", "text"),
     "load_digits": _from("sklearn.datasets", "load_digits"),
     "mixup": _from("mindcv.data.mixup", "Mixup"),
+    "repeat_aug_sampler": _from("mindcv.data.distributed_sampler", "RepeatAugSampler"),
     "initializer": _from("mindspore.common", "initializer"),
     "create_model": _from("mindcv.models", "create_model"),
     "ops": _from("mindspore", "ops"),
@@ -76,6 +77,7 @@ def data_needs(functions: Sequence[DatasetFn], helpers: Sequence[str], resumable
         "transforms": any(f.label_cast for f in functions) or "transforms" in modules,
         "text": "text" in modules,
         "mixup": "mindcv" in modules,
+        "repeat_aug_sampler": any(f.repeat_sampler for f in functions),
     }
 
 

@@ -10,6 +10,7 @@ from mscodegen.catalog.literals import RunStamp
 from mscodegen.plan.step import Step
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
+from mscodegen.schema.network import MindcvNetwork
 from mscodegen.schema.optim import (
     CosineLR,
     ExponentialLR,
@@ -178,7 +179,7 @@ def build_constants(
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt.append(Constant("WEIGHT_DECAY", cfg.optimizer.weight_decay, "optimizer.weight_decay"))
     opt += _schedule_constants(cfg)
-    groups = [run, opt]
+    groups = [run, opt, _loss_constants(cfg)]
     if cfg.data.eval is not None:
         every = cfg.eval.every_epochs if cfg.eval else 1
         group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
@@ -219,6 +220,13 @@ def build_constants(
         )
     groups.append(parallel_constants(cfg))
     return tuple(tuple(group) for group in groups if group)
+
+
+def _loss_constants(cfg: Config) -> list[Constant]:
+    """network.aux_factor: the weight of the auxiliary logits' loss (AuxLogitsLoss)."""
+    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
+        return [Constant("AUX_FACTOR", cfg.network.aux_factor, "network.aux_factor")]
+    return []
 
 
 def run_constants(

@@ -120,8 +120,15 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     from_train = {*net.classes, use.call.func}
     if shared.eval_data is not None:  # the metric classes train.py writes (ElementMean, BinaryMetric, AUC)
         from_train |= {m.call.func for m in shared.metrics if m.factory is None and "." not in m.call.func}
-    if shared.loss.on_indices and shared.eval_data is not None:
-        from_train.add("FocalLossOnIndices")
+    if shared.eval_data is not None:  # the loss classes train.py writes
+        from_train |= {
+            name
+            for name, on in (
+                ("FocalLossOnIndices", shared.loss.on_indices),
+                ("AuxLogitsLoss", shared.loss.aux_logits),
+            )
+            if on
+        }
     if eval_cell is not None and eval_cell.func == "WithEvalColumns":
         from_train.add("WithEvalColumns")
     if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes

@@ -147,6 +147,8 @@ class Loss:
     factory: ImportedName | None = None  # loss.path (kind: import)
     # nn.FocalLoss on class-index labels: it takes them as (N, 1), so the script writes FocalLossOnIndices
     on_indices: bool = False
+    # network.aux_factor: AuxLogitsLoss(loss) adds AUX_FACTOR x the auxiliary logits' losses, as mindcv's loss
+    aux_logits: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +281,8 @@ def build_network(
         build = Call.of("create_model", net.name, num_classes=net.num_classes, pretrained=False, **net.kwargs)
         weights = f"weights from {key}.checkpoint" if net.checkpoint else "no pretrained weights"
         summary = f"mindcv {net.name}, {net.num_classes} classes, {weights}"
-        aux = returns_aux_logits(net.name, net.kwargs)
+        # with aux_factor the loss takes every output (AuxLogitsLoss), else the main logits alone
+        aux = returns_aux_logits(net.name, net.kwargs) and net.aux_factor is None
         build = Call("MainLogits", (build,)) if aux else build
         return Network(
             "mindcv", build, summary, f"mindcv's {net.name}", classes=("MainLogits",) if aux else ()
@@ -318,7 +321,10 @@ def build_loss(cfg: Config, rel: Relative) -> Loss:
     }
     if cfg.loss.name == "FocalLoss" and _class_indices(cfg):
         return Loss(cfg.loss.name, Call.of("FocalLossOnIndices", **kwargs), on_indices=True)
-    return Loss(cfg.loss.name, Call.of(f"nn.{cfg.loss.name}", **kwargs))
+    call = Call.of(f"nn.{cfg.loss.name}", **kwargs)
+    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
+        return Loss(cfg.loss.name, Call("AuxLogitsLoss", (call,)), aux_logits=True)
+    return Loss(cfg.loss.name, call)
 
 
 def _class_indices(cfg: Config) -> bool:

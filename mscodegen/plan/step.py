@@ -139,12 +139,18 @@ class Step:
         return "unscaling" if self.scaler else "the all-reduce" if self.parallel else ""
 
     @property
+    def ema_when_finite(self) -> bool:
+        """The EMA update follows the optimizer inside `if finite:`: a step skipped on overflow leaves the
+        averages and their update count alone, as mindcv's TrainStep does with a loss-scale manager."""
+        return self.ema and self.check_overflow
+
+    @property
     def returns(self) -> Literal["update", "ema", "scale", "loss"]:
         """What construct ends with: the update itself, the EMA update, (loss, overflow, scale) or the loss."""
-        if self.ema:
-            return "ema"
         if self.returns_scale:
             return "scale"
+        if self.ema:
+            return "ema"
         return "loss" if self.accumulate or self.check_overflow else "update"
 
 

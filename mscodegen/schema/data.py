@@ -160,6 +160,14 @@ class _Loader(Section):
         description="num_parallel_workers of the dataset and its map; above 1 the script takes at most the "
         "machine's CPU count (min(N, os.cpu_count()): MindSpore refuses more).",
     )
+    aug_repeats: PositiveInt | None = Field(
+        None,
+        description="data.train only: repeated augmentation with mindcv's RepeatAugSampler (mindcv's aug_repeats): "
+        "each sample is taken aug_repeats times in a row, each time augmented anew, the repeats dealt over the "
+        "workers, and the epoch keeps its length (about 1/aug_repeats of the samples each epoch). Its shuffle "
+        "is its own, seeded by the epoch number (with 1, that shuffle alone). For kind mnist, cifar10 and "
+        "image_folder, not with num_samples.",
+    )
     batch_transforms: list[BatchEntry] = Field(
         default_factory=list,
         description=(

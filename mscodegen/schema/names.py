@@ -16,7 +16,7 @@ import builtins
 SCRIPT_IMPORTS = frozenset(
     {
         "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
-        "ModelCheckpoint", "Path", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
+        "ModelCheckpoint", "Path", "RepeatAugSampler", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
         "csv", "Image",  # predict.py
@@ -37,13 +37,14 @@ SCRIPT_DEFINITIONS = frozenset(
         "sample", "through_pipeline", "write_grid",
         "WithDistillLoss", "load_teacher",  # distill
         "RankedCheckpoints",  # callbacks.checkpoint.keep_max_by
+        "AuxLogitsLoss",  # network.aux_factor
     }
 )  # fmt: skip
 
 # Module-level constants (plan's literals): the YAML values the scripts name.
 SCRIPT_CONSTANTS = frozenset(
     {
-        "ACCUMULATION_STEPS", "BEST_KEEP", "BEST_MONITOR", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS",
+        "ACCUMULATION_STEPS", "AUX_FACTOR", "BEST_KEEP", "BEST_MONITOR", "CHECKPOINT_DIR", "CHECKPOINT_EVERY_EPOCHS",
         "CHECKPOINT_EVERY_STEPS", "CHECKPOINT_KEEP_MAX", "CHECKPOINT_PREFIX", "CLIP_VALUE", "CONFIG_SHA256",
         "DATA_DIR", "DEVICE_NOTES", "DIV_FACTOR", "EARLY_STOP_MIN_DELTA", "EARLY_STOP_MONITOR",
         "EARLY_STOP_PATIENCE", "EMA_DECAY", "EMA_WARMUP_STEPS", "END_LR", "EPOCHS", "EVAL_EVERY_EPOCHS",

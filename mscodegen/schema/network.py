@@ -186,6 +186,12 @@ class MindcvNetwork(_Adaptable):
     name: str = Field(description="Any name from mindcv.models.list_models(), e.g. resnet18, resnet50.")
     num_classes: PositiveInt = Field(10, description="Size of the classifier head.")
     kwargs: Kwargs = Field(default_factory=dict)
+    aux_factor: PositiveFloat | None = Field(
+        None,
+        description="For a model that also returns auxiliary logits in training (inception_v3, googlenet with "
+        "aux_logits): the loss is loss(logits) + aux_factor x the auxiliary logits' losses, as mindcv's "
+        "aux_factor. Unset: the loss takes the main logits only.",
+    )
 
     @field_validator("name")
     @classmethod

@@ -9,23 +9,25 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
   `log_interval` -> train.log_every_steps;
 - data: `dataset` imagenet/'' (one folder per class under `data_dir/train_split`) -> data.train
   image_folder, mnist/cifar10 -> those kinds; `batch_size` (per device) x devices -> the global
-  data.train.batch_size; `val_while_train` -> data.eval + eval;
+  data.train.batch_size; `aug_repeats` -> data.train.aug_repeats (mindcv's RepeatAugSampler);
+  `val_while_train` -> data.eval + eval;
 - augmentation: mindcv's train/eval transforms (crop, flips, colour jitter, auto-augment, random erasing,
   `crop_pct`) -> data.*.transforms pipelines, mixup/cutmix -> data.train.batch_transforms (mindcv.Mixup);
 - model: `model`, `num_classes`, `in_channels`, `drop_rate`, `drop_path_rate` -> network (kind mindcv);
 - training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
-- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls);
+- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls),
+  `aux_factor` -> network.aux_factor;
 - `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
   per-step warm-up, cosine, step, multi-step, exponential, polynomial and one-cycle schedules are the
   formulas mscodegen writes, so they map exactly when the cosine spans the epochs after the warm-up);
 - `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
   `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
-  warm-up, sink mode off), unless the loss scale skips overflowing steps.
+  warm-up, no update on a step skipped on overflow).
 
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
 `momentum` with `opt: adamw`), approximated (written, but mscodegen's behaviour differs, and why), or
-not converted (mscodegen cannot express it: AugMix, augmentation splits, EMA with a dynamic loss scale, ...). The last two are reported.
+not converted (mscodegen cannot express it: AugMix, augmentation splits, ...). The last two are reported.
 A recipe mindcv itself cannot train as written (a warm-up longer than the training, one_cycle with a
 warm-up, ...) is refused: `RecipeError`, naming its keys, and nothing is written. `_check` validates the
 written config as `mscodegen validate` does.

@@ -102,10 +102,6 @@ def augmentation(c: Converter) -> None:
             f"data.train.num_workers is 1, not num_parallel_workers {workers}: {', '.join(python_ops)} "
             "run(s) in Python, which mscodegen runs reproducibly with one worker only"
         )
-    if c.int_("aug_repeats") > 1:
-        c.unconverted("aug_repeats", "mscodegen has no repeated-augmentation sampler")
-    else:
-        c.mapped("aug_repeats")
 
 
 def _size(c: Converter) -> int | list[int]:

@@ -1,5 +1,6 @@
 """Rules for the data sources: `dataset`, `data_dir`, the splits, `batch_size` (per device) and the
-loader arguments -> data.train and (with `val_while_train`) data.eval; `num_classes` -> network.
+loader arguments (`aug_repeats` too) -> data.train and (with `val_while_train`) data.eval; `num_classes` ->
+network.
 
 The transforms and augmentations are `_augmentation`'s.
 """
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mscodegen.recipes.mindcv._arguments import RecipeError
 from mscodegen.recipes.mindcv._converter import Converter
 
 # mindcv reads these as one folder per class under data_dir/<split>
@@ -44,6 +46,7 @@ def data(c: Converter) -> None:
                 "mindcv samples this many per device; data.train.num_samples is read before sharding",
             )
     c.mapped("batch_size", "shuffle", "drop_remainder", "num_parallel_workers", "num_samples")
+    _aug_repeats(c, train, num_samples)
     c.result.config["data"] = {"train": train}
     c.comments[("data", "train", "batch_size")] = batch_note
     c.comments[("data", "train", "num_workers")] = c.src("num_parallel_workers")
@@ -65,6 +68,23 @@ def data(c: Converter) -> None:
             c.comments[("data", "eval", "decode")] = "mindcv reads the files' bytes: the first op decodes"
         c.comments[("data", "eval", "batch_size")] = "batch_size (every device evaluates all of it)"
     _num_classes(c, train_dir)
+
+
+def _aug_repeats(c: Converter, train: dict[str, Any], num_samples: int | None) -> None:
+    """create_dataset(num_aug_repeats=aug_repeats): mindcv's RepeatAugSampler from 1 on (0: none)."""
+    repeats = c.int_("aug_repeats")
+    if repeats <= 0:
+        c.mapped("aug_repeats")
+    elif num_samples is not None:
+        raise RecipeError(
+            f"aug_repeats {repeats} with num_samples {num_samples}: mindcv's create_dataset refuses both "
+            "(an assert); drop one"
+        )
+    elif train["kind"] == "synthetic":
+        c.ignored("aug_repeats", "belongs to the dataset that was not converted")
+    else:
+        train["aug_repeats"] = repeats
+        c.mapped("aug_repeats")
 
 
 def _sources(

@@ -1,6 +1,6 @@
 """Rules for the model and its loss: `model`, `in_channels`, `drop_rate`, `drop_path_rate`,
-`pretrained`/`ckpt_path` -> network (kind mindcv); `loss`, `label_smoothing`, `reduction`,
-`aux_factor` -> loss.
+`pretrained`/`ckpt_path` -> network (kind mindcv); `loss`, `label_smoothing`, `reduction` -> loss;
+`aux_factor` -> network.aux_factor (inception_v3's auxiliary logits).
 
 `network.num_classes` depends on the dataset and is set by `_data`.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mscodegen.recipes.mindcv._arguments import RecipeError
 from mscodegen.recipes.mindcv._converter import Converter
 
 
@@ -69,7 +70,25 @@ def loss(c: Converter) -> None:
         for key in ("label_smoothing", "reduction"):
             c.ignored(key, "belongs to the loss that was not converted")
         del c.result.config["loss"]
-    if c.float_("aux_factor") > 0:
-        c.unconverted("aux_factor", "mscodegen's loss takes the main logits only")
+    _aux_factor(c, name)
+
+
+def _aux_factor(c: Converter, loss_name: str) -> None:
+    """CrossEntropySmooth: loss(logits) + aux_factor x the losses of the auxiliary logits, when the network
+    returns a tuple (in training); on a single output aux_factor changes nothing."""
+    factor = c.float_("aux_factor")
+    model = c.str_("model")
+    if factor <= 0:
+        c.mapped("aux_factor")
+    elif model != "inception_v3":  # create_model gets no aux_logits: only inception_v3 returns a tuple
+        c.ignored("aux_factor", f"mindcv's {model} returns no auxiliary logits: the loss does not use it")
+    elif loss_name != "ce":
+        c.ignored("aux_factor", "belongs to the loss that was not converted")
+    elif c.str_("amp_level") in ("O2", "O3", "auto"):
+        raise RecipeError(
+            f"aux_factor {factor} with amp_level {c.str_('amp_level')}: mscodegen's float32 cast of the "
+            "output takes one tensor, not inception_v3's (logits, aux_logits); use amp_level O0 or O1"
+        )
     else:
+        c.put("network.aux_factor", factor, c.source("aux_factor", "network.aux_factor"))
         c.mapped("aux_factor")

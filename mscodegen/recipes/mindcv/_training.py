@@ -1,8 +1,7 @@
 """Rules for the training loop: `epoch_size`, `dataset_sink_mode`, `log_interval`, `ckpt_save_dir`
 -> train; `val_interval` -> eval; the checkpoint arguments -> callbacks.checkpoint; `amp_level` and
 the loss scale (`auto`: what MindSpore's Model picks at the amp level) -> amp, loss_scale;
-`clip_grad`/`clip_value`, `gradient_accumulation_steps` -> grad; `ema` -> ema (not converted with a
-loss scale that skips overflowing steps).
+`clip_grad`/`clip_value`, `gradient_accumulation_steps` -> grad; `ema` -> ema.
 """
 
 from __future__ import annotations
@@ -187,24 +186,12 @@ def grad(c: Converter) -> None:
         )
     else:
         c.mapped("gradient_accumulation_steps")
-    skips_steps = c.str_("loss_scale_type").lower() == "dynamic" or (
-        c.str_("loss_scale_type").lower() == "fixed" and c.bool_("drop_overflow_update")
-    )
-    if c.bool_("ema") and skips_steps:
-        c.unconverted("ema", "mscodegen's ema does not support a loss scale that skips overflowing steps")
-        c.unconverted("ema_decay", "belongs to ema, which was not converted")
-    elif c.bool_("ema"):
-        # mindcv's TrainStep.ema_update: decay * (1 - exp(-updates / 2000)), as mscodegen's ema does
+    if c.bool_("ema"):
+        # mindcv's TrainStep.ema_update: decay * (1 - exp(-updates / 2000)), as mscodegen's ema does; with a
+        # loss-scale manager (dynamic, or fixed with drop_overflow_update) both skip it on an overflowing step
         c.put("ema.decay", c.float_("ema_decay"), c.src("ema_decay"))
         c.put("ema.warmup_steps", 2000, "mindcv's TrainStep: 1 - exp(-updates / 2000)")
         c.mapped("ema", "ema_decay")
-        if c.bool_("dataset_sink_mode"):
-            c.put("train.dataset_sink_mode", False, "ema: the average is kept by a per-step callback")
-            c.done.discard("dataset_sink_mode")
-            c.approximated(
-                "dataset_sink_mode",
-                "mscodegen's ema keeps the average in a callback after every step, which needs sink mode off",
-            )
     else:
         c.mapped("ema")
         c.ignored("ema_decay", "ema is false")

@@ -19,6 +19,7 @@ from mscodegen.schema.data import (
     ImageFolderData,
     ImportedData,
     MnistData,
+    ShuffleBuffer,
     batch_columns,
     drops_remainder,
     fixed_transforms,
@@ -41,6 +42,37 @@ def _shuffle_in_source_rules(cfg: Config, _config_dir: Path | None) -> Iterator[
             yield (
                 ("data", split, "shuffle", "in_source"),
                 "the factory builds the source itself: shuffle it there (kind import has no source shuffle)",
+            )
+
+
+@rule("data")
+def _aug_repeats_rules(cfg: Config | GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
+    """aug_repeats: mindcv's RepeatAugSampler as the train source's sampler, which orders the samples itself."""
+    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
+        if spec is None or spec.aug_repeats is None:
+            continue
+        key = ("data", split, "aug_repeats")
+        if split == "eval":
+            yield key, "repeated augmentation is for data.train: evaluation reads each sample once"
+        elif isinstance(cfg, GanConfig):
+            yield key, "a GAN's training takes no repeated augmentation"
+        elif not isinstance(spec, MnistData | Cifar10Data | ImageFolderData):
+            yield (
+                key,
+                (
+                    f"kind {spec.kind} has no MindSpore loader that takes a sampler: repeated augmentation needs "
+                    "mnist, cifar10 or image_folder"
+                ),
+            )
+        elif getattr(spec, "num_samples", None) is not None:
+            yield (
+                key,
+                "not with num_samples: the sampler reads the whole source (mindcv's create_dataset refuses both)",
+            )
+        elif isinstance(spec.shuffle, ShuffleBuffer):
+            yield (
+                key,
+                "the sampler shuffles (seeded by the epoch): set shuffle to true or false, not a buffer",
             )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mscodegen.catalog.losses import TENSOR_ARGS, check_loss, tensor_list
+from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
 from mscodegen.schema.data import (
@@ -243,8 +244,40 @@ def _mindcv_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
             yield (
                 ("network", "kwargs", key),
                 "mindcv's inception_v3 sets aux_logits itself (always true; create_model would get it twice); "
-                "the scripts train on the main logits",
+                "the scripts train on the main logits (network.aux_factor adds the auxiliary loss)",
             )
+
+
+@rule("network", "loss", "amp", "distill")
+def _aux_factor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """network.aux_factor: the loss on a mindcv model's auxiliary logits (AuxLogitsLoss around loss_fn)."""
+    teacher = cfg.distill.teacher if cfg.distill else None
+    if isinstance(teacher, MindcvNetwork) and teacher.aux_factor is not None:
+        yield ("distill", "teacher", "aux_factor"), "the teacher is not trained: it has no loss to weigh"
+    net = cfg.network
+    if not isinstance(net, MindcvNetwork) or net.aux_factor is None:
+        return
+    key = ("network", "aux_factor")
+    if not returns_aux_logits(net.name, net.kwargs):
+        yield (
+            key,
+            (
+                f"mindcv's {net.name} returns no auxiliary logits (inception_v3 does, and googlenet with "
+                "kwargs aux_logits: true)"
+            ),
+        )
+    elif not isinstance(cfg.loss, Loss):
+        yield key, "the auxiliary logits' loss is loss.name's: not with loss.heads or an imported loss"
+    elif cfg.distill is not None:
+        yield key, "distill's loss takes the student's main logits only"
+    elif cfg.amp.level in ("O2", "O3", "auto"):
+        yield (
+            key,
+            (
+                f"amp.level {cfg.amp.level} casts the network's one output to float32 for the loss; use O0 or O1 "
+                "(mindcv's inception_v3 recipe trains at O0)"
+            ),
+        )
 
 
 @rule("loss")

@@ -25,7 +25,7 @@ RECIPES = {
     "resnet/exact.yaml": EXACT,
     "resnet/more/also_exact.yaml": {**EXACT, "opt": "rmsprop", "eps": 0.001},
     "vit/adamw.yaml": {**EXACT, "opt": "adamw"},  # approximated: no bias correction
-    "vit/adamw_repeats.yaml": {**EXACT, "opt": "adamw", "aug_repeats": 3},  # and aug_repeats not converted
+    "vit/adamw_repeats.yaml": {**EXACT, "opt": "adamw", "pretrained": True},  # and pretrained not converted
     "volo/contradiction.yaml": {**EXACT, "warmup_epochs": 10, "epoch_size": 3},  # refused
 }
 
@@ -49,11 +49,11 @@ def test_census_counts_each_result_and_tallies_the_arguments(tmp_path: Path, cap
         "| refused | 1 |",
         "| written, not valid | 0 |",
         "| `opt` |  | 2 |",
-        "| `aug_repeats` | 1 |  |",
+        "| `pretrained` | 1 |  |",
     ):
         assert row in out
     tallies = out[out.index("| argument | not converted in | approximated in |") + 2 :]
-    assert tallies[: tallies.index("")] == ["| `opt` |  | 2 |", "| `aug_repeats` | 1 |  |"]
+    assert tallies[: tallies.index("")] == ["| `opt` |  | 2 |", "| `pretrained` | 1 |  |"]
     refusal = next(line for line in out if line.startswith("- `volo/contradiction.yaml`: "))
     assert "warmup_epochs 10 > epoch_size 3" in refusal
     # --each: every recipe, by result, with the arguments behind it
@@ -61,7 +61,7 @@ def test_census_counts_each_result_and_tallies_the_arguments(tmp_path: Path, cap
         "| `resnet/exact.yaml` | exact |  |",
         "| `resnet/more/also_exact.yaml` | exact |  |",
         "| `vit/adamw.yaml` | approximated | opt (approximated) |",
-        "| `vit/adamw_repeats.yaml` | not converted | aug_repeats (not converted), opt (approximated) |",
+        "| `vit/adamw_repeats.yaml` | not converted | pretrained (not converted), opt (approximated) |",
         f"| `volo/contradiction.yaml` | refused | {refusal.split(': ', 1)[1]} |",
     ]
 
