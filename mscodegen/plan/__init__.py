@@ -477,9 +477,6 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
-        "callback_params": not model and s.checkpoint is not None,
-        "checkpoint_callback": s.checkpoint is not None,
-        "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
         "evaluate_every_steps": model and s.eval_steps is not None,
     }
@@ -562,7 +559,6 @@ def _imports(
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
-        "checkpoint": s.checkpoint is not None,
         "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
         "time": s.time_monitor and native,
@@ -579,4 +575,6 @@ def _imports(
         "run_context": native and s.checkpoint is not None,
     }
     optimizer = s.optimizer.module
-    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()))
+    from_checkpoints = s.checkpoints_imports(native=native, keep_best=s.keep_best is not None)
+    local = [("checkpoints", name) for name in from_checkpoints]
+    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()), *local)

@@ -51,14 +51,15 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "loss_monitor": _from("mindspore.train", "LossMonitor"),
     "time_monitor": _from("mindspore.train", "TimeMonitor"),
     "fixed_loss_scale": _from("mindspore.amp", "FixedLossScaleManager"),
-    # both variants save through ModelCheckpoint; RUN_ID: when the run started, and its process
-    "checkpoint": (
+    # the native loop calls ModelCheckpoint (checkpoints.py's) as Model would
+    "run_context": _from("mindspore.train", "RunContext"),
+    # checkpoints.py: ModelCheckpoint; RUN_ID, when the run started and its process; --resume's files
+    "checkpoints_module": (
         Import("os"),
         Import("time"),
         *_from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
     ),
-    # the native loop calls ModelCheckpoint as Model would
-    "run_context": _from("mindspore.train", "RunContext"),
+    "resume": (Import("sys"), *_from("pathlib", "Path"), Import("mindspore", alias="ms")),
 }
 
 
