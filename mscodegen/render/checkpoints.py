@@ -7,8 +7,10 @@ from mscodegen.render import environment
 from mscodegen.render.provenance import strip_markers
 
 
-def render_checkpoints(shared: AnyShared) -> str | None:
-    """The module's source before black, or None for a config without callbacks.checkpoint."""
+def render_checkpoints(shared: AnyShared, *, provenance: bool = False) -> str | None:
+    """The module's source before black, or None for a config without callbacks.checkpoint (the
+    provenance markers kept for `mscodegen explain` only)."""
     if shared.checkpoint is None:
         return None
-    return strip_markers(environment().get_template("checkpoints.py.j2").render(s=shared))[0]
+    marked = environment().get_template("checkpoints.py.j2").render(s=shared)
+    return marked if provenance else strip_markers(marked)[0]
