@@ -9,7 +9,6 @@ import errno
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 import mindspore as ms
@@ -18,12 +17,11 @@ from mindspore import Model, nn
 from mindspore import dataset as ds
 from mindspore.communication import get_group_size, get_rank, init
 from mindspore.dataset import vision
-from mindspore.train import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, TimeMonitor
+from mindspore.train import Callback, LossMonitor, TimeMonitor
 from sklearn.datasets import load_digits
 
-# checkpoints carry the config's hash (--resume takes only its own) and the run's id
-CONFIG_SHA256 = "52bcb7ec28cd22428a4102b0b8b1ae9cbfa3e3d7355db2713d4f9a7972b67534"
-RUN_ID = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+from checkpoints import checkpoint_callback, load_checkpoint
+
 SEED = 1  # runtime.seed
 EPOCHS = 8  # train.epochs
 LOG_EVERY_STEPS = 20  # train.log_every_steps
@@ -33,11 +31,6 @@ LR = 0.05  # optimizer.lr
 MIN_LR = 0.001  # lr_schedule.min_lr
 
 EVAL_EVERY_EPOCHS = 2  # eval.every_epochs
-
-CHECKPOINT_DIR = "checkpoints"  # callbacks.checkpoint.directory
-CHECKPOINT_PREFIX = "lenet"  # callbacks.checkpoint.prefix
-CHECKPOINT_KEEP_MAX = 2  # callbacks.checkpoint.keep_max
-CHECKPOINT_EVERY_EPOCHS = 4  # callbacks.checkpoint.every_epochs
 
 WORKERS = 2  # parallel.workers
 GRADIENTS_MEAN = True  # parallel.gradients_mean
@@ -154,68 +147,6 @@ class EpochTime(TimeMonitor):
         pass
 
 
-def checkpoint_callback(output_dir, start_step, steps_per_epoch):
-    """MindSpore's ModelCheckpoint, writing in this run's own folder, CHECKPOINT_DIR/RUN_ID: runs never
-    overwrite or prune each other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes
-    it, then renames it): those untouched for an hour are removed."""
-    directory = output_dir / CHECKPOINT_DIR
-    for path in directory.glob("*/*.tmp"):
-        if time.time() - path.stat().st_mtime > 3600:
-            path.unlink(missing_ok=True)
-    (directory / RUN_ID).mkdir(parents=True)
-    # ModelCheckpoint stores step_num + cur_step_num, which counts this run's steps (as under Model)
-    info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-    config = CheckpointConfig(
-        save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
-        keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
-        crc_check=True,
-        append_info=[info],
-    )
-    return ModelCheckpoint(CHECKPOINT_PREFIX, str(directory / RUN_ID), config)
-
-
-INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
-
-
-def load_checkpoint(resume, directory, train_network):
-    """--resume PATH, or latest: this config's checkpoint with the highest step under directory (a
-    damaged one is skipped with a note). Checks the file's CRC32, loads it into the train
-    network (weights, optimizer state) and returns its step."""
-    latest, found = resume == "latest", []  # (step, write time, path, info)
-    for path in sorted(directory.glob("**/*.ckpt")) if latest else [Path(resume)]:
-        info, problem = {}, "not a regular file" if path.exists() else "no such file"
-        if path.is_file():
-            try:
-                info = ms.load_checkpoint(
-                    str(path), crc_check=True, choice_func=lambda name: name in INFO
-                )
-                problem = None
-            except (OSError, ValueError, RuntimeError):
-                problem = "damaged, or not a checkpoint (its CRC32 or format does not check out)"
-        if problem is None and str(info.get("config_sha256", "")) == CONFIG_SHA256:
-            found.append((int(info["step_num"]), path.stat().st_mtime_ns, path, info))
-        elif not latest:
-            problem = problem or "written by another config than this script's"
-            sys.exit(f"error: --resume {path}: {problem}; give another checkpoint, or latest")
-        elif problem:
-            print(f"note: --resume latest: skipping {path}: {problem}", flush=True)
-    if not found:
-        sys.exit(
-            f"error: --resume latest: no checkpoint of this config in {directory}"
-            " (rank 0 writes them: on several machines, --output-dir must be shared storage)"
-        )
-    step, _, path, info = max(found, key=lambda entry: entry[:2])
-    try:
-        saved = ms.load_checkpoint(str(path))
-        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
-    except (RuntimeError, ValueError) as error:
-        sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
-    if missing:
-        sys.exit(f"error: --resume {path}: has no {', '.join(missing)} (another network?)")
-    print(f"resumed from {path} (run {info.get('run_id', '?')}) at step {step}", flush=True)
-    return step
-
-
 def train(args):
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
@@ -239,9 +170,7 @@ def train(args):
     model = Model(network, loss_fn, optimizer, metrics=metrics)
     start_step = 0
     if args.resume:
-        start_step = load_checkpoint(
-            args.resume, args.output_dir / CHECKPOINT_DIR, model.train_network
-        )
+        start_step = load_checkpoint(args.resume, args.output_dir, model.train_network)
         done = start_step >= args.epochs * steps_per_epoch
         if done or (args.max_steps is not None and start_step >= args.max_steps):
             print(f"nothing to train: the checkpoint is at step {start_step}", flush=True)

@@ -1,7 +1,7 @@
 """`mscodegen explain`: the script lines a config key produced, or the keys behind a script line.
 
-`explain CONFIG KEY` generates both variants in memory (nothing is written) with the templates'
-provenance markers kept (provenance.py) and prints, per script, the lines KEY produced and the
+`explain CONFIG KEY` generates both variants (and checkpoints.py) in memory (nothing is written) with
+the templates' provenance markers kept (provenance.py) and prints, per script, the lines KEY produced and the
 other lines that read a constant it defined. `explain SCRIPT:LINE` finds the config through the
 lock next to the script, regenerates, and maps the script as it is on disk (the user's edits
 included) onto the regenerated text by equal lines: a line the user changed has no keys.
@@ -23,7 +23,9 @@ from mscodegen.output._files import not_utf8
 from mscodegen.output.generate import plans_of
 from mscodegen.output.write import read_lock
 from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.render import render
+from mscodegen.render.checkpoints import render_checkpoints
 from mscodegen.render.fmt import format_code
 from mscodegen.render.provenance import LineKeys, carry_over, explain_key, keys_at, strip_markers
 
@@ -38,13 +40,20 @@ class Traced:
 
 
 def trace(loaded: LoadedConfig, out_dir: Path) -> list[Traced]:
-    """Both scripts as `new` would write them into out_dir, with the keys of every line."""
-    _, plans = plans_of(loaded, out_dir)
+    """Both scripts (and checkpoints.py) as `new` would write them into out_dir, with the keys of
+    every line."""
+    shared, plans = plans_of(loaded, out_dir)
+    sources = {
+        SCRIPT_NAMES[variant]: (render(plan), render(plan, provenance=True))
+        for variant, plan in plans.items()
+    }
+    module, marked_module = render_checkpoints(shared), render_checkpoints(shared, provenance=True)
+    if module is not None and marked_module is not None:
+        sources[CHECKPOINTS_NAME] = (module, marked_module)
     traced = []
-    for variant, plan in plans.items():
-        name = SCRIPT_NAMES[variant]
-        real = format_code(render(plan), name)
-        marked, keys = strip_markers(format_code(render(plan, provenance=True), name))
+    for name, (plain, with_markers) in sources.items():
+        real = format_code(plain, name)
+        marked, keys = strip_markers(format_code(with_markers, name))
         traced.append(Traced(name, real, carry_over(marked.splitlines(), keys, real.splitlines())))
     return traced
 
@@ -76,6 +85,8 @@ def explain_config_key(loaded: LoadedConfig, key: str, out_dir: Path) -> str:
     for traced in trace(loaded, out_dir):
         lines = traced.text.splitlines()
         explained = explain_key(traced.name, traced.text, traced.line_keys, key)
+        if not explained.produced and traced.name == CHECKPOINTS_NAME:
+            continue  # a module of the scripts, named only where the key wrote in it
         if not explained.produced:
             out.append(f"{traced.name}: {key} produced no line (its value changes nothing in this variant)")
             continue
@@ -109,7 +120,8 @@ def explain_script_line(script: Path, line: int, load: Any) -> str:
     traced = next((t for t in trace(loaded, script.parent) if t.name == script.name), None)
     if traced is None:
         raise ExplainError(
-            f"{script.name} is not a generated training script ({', '.join(SCRIPT_NAMES.values())})"
+            f"{script.name} is not a generated training script "
+            f"({', '.join([*SCRIPT_NAMES.values(), CHECKPOINTS_NAME])})"
         )
     raw = script.read_bytes()
     try:

@@ -9,8 +9,10 @@ from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output.write import LockMeta
 from mscodegen.plan import SCRIPT_NAMES, VARIANTS, AnyPlan, AnyShared, Variant, build_plans
+from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.plan.predict import PREDICT_NAME, build_predict
 from mscodegen.render import render
+from mscodegen.render.checkpoints import render_checkpoints
 from mscodegen.render.fmt import black_version, format_all
 from mscodegen.render.launch import LAUNCH_NAME, render_launch
 
@@ -35,12 +37,16 @@ def plans_of(
 
 
 def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS) -> dict[str, str]:
-    """{file name: formatted text} for each requested variant (plus launch.sh for data parallel)."""
+    """{file name: formatted text} for each requested variant, predict.py, checkpoints.py with
+    callbacks.checkpoint, and launch.sh for data parallel."""
     shared, plans = plans_of(loaded, out_dir, variants)
     sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
     files = format_all(sources)
     predict = build_predict(loaded.config, shared, SCRIPT_NAMES[variants[0]])
     files.update(format_all({PREDICT_NAME: render(predict)}))
+    checkpoints = render_checkpoints(shared)
+    if checkpoints is not None:  # the scripts import it
+        files.update(format_all({CHECKPOINTS_NAME: checkpoints}))
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:
         files[LAUNCH_NAME] = launch

@@ -170,6 +170,10 @@ class Shared(Frame):
         return self.checkpoint is not None and self.ranked_checkpoints is None
 
     @property
+    def ranks_checkpoints(self) -> bool:
+        return self.ranked_checkpoints is not None
+
+    @property
     def checkpoint_writer(self) -> str:
         """What both variants make their checkpoints with: RankedCheckpoints (keep_max_by) or checkpoint_callback."""
         return "checkpoint_callback" if self.ranked_checkpoints is None else "RankedCheckpoints"
@@ -497,10 +501,6 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
-        "ranked_checkpoints": s.ranked_checkpoints is not None,
-        "callback_params": not model and s.checkpoint is not None,
-        "checkpoint_callback": s.latest_checkpoints,
-        "resume": s.resumable,
         "evaluate_on_averages": model and s.ema is not None,
         "evaluate_every_steps": model and s.eval_steps is not None,
     }
@@ -583,8 +583,6 @@ def _imports(
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
         "script": True,
         "math": True,
-        "checkpoint": s.latest_checkpoints,
-        "ranked_checkpoints": s.ranked_checkpoints is not None,
         "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
         "time": s.time_monitor and native,
@@ -601,4 +599,6 @@ def _imports(
         "run_context": native and s.checkpoint is not None,
     }
     optimizer = s.optimizer.module
-    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()))
+    from_checkpoints = s.checkpoints_imports(native=native, keep_best=s.keep_best is not None)
+    local = [("checkpoints", name) for name in from_checkpoints]
+    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()), *local)

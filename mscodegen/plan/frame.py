@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mscodegen.plan.data import DatasetFn, DatasetUse
-from mscodegen.plan.loop import Checkpoint, Constant, Header
+from mscodegen.plan.imports import Import, imports
+from mscodegen.plan.loop import CHECKPOINTS_CONSTANTS, Checkpoint, Constant, Header
 from mscodegen.plan.setup import Runtime
 from mscodegen.plan.step import Amp, Parallel
 
@@ -32,13 +33,55 @@ class Frame:
 
     @property
     def checkpoint_params(self) -> tuple[str, ...]:
-        """checkpoint_callback's parameters: the folder, the step it resumes at, the steps of an epoch."""
+        """checkpoint_callback's parameters: the folder, the step it resumes at, the steps of an epoch,
+        the batches of an optimizer step."""
         every_epochs = self.checkpoint is not None and self.checkpoint.unit == "epochs"
+        accumulated = self.checkpoint is not None and self.checkpoint.accumulated
         return (
             "output_dir",
             *(("start_step",) if self.resumable else ()),
             *(("steps_per_epoch",) if every_epochs else ()),
+            *(("accumulation_steps",) if accumulated else ()),
         )
+
+    @property
+    def script_constants(self) -> tuple[tuple[Constant, ...], ...]:
+        """The constants at the top of the training scripts: all but checkpoints.py's."""
+        groups = (tuple(c for c in group if c.name not in CHECKPOINTS_CONSTANTS) for group in self.constants)
+        return tuple(group for group in groups if group)
+
+    @property
+    def checkpoints_constants(self) -> tuple[Constant, ...]:
+        """checkpoints.py's constants (the config's hash, the run's id, callbacks.checkpoint's), in order."""
+        return tuple(c for group in self.constants for c in group if c.name in CHECKPOINTS_CONSTANTS)
+
+    @property
+    def checkpoints_module_imports(self) -> tuple[Import, ...]:
+        """checkpoints.py's own imports."""
+        ranked = self.ranks_checkpoints
+        return imports(
+            {"checkpoints_module": True, "checkpoint": not ranked, "ranked_checkpoints": ranked, "resume": self.resumable}
+        )
+
+    @property
+    def ranks_checkpoints(self) -> bool:
+        """callbacks.checkpoint.keep_max_by: RankedCheckpoints in place of ModelCheckpoint (not for a GAN)."""
+        return False
+
+    def checkpoints_imports(self, *, native: bool, keep_best: bool) -> tuple[str, ...]:
+        """What a training script imports from checkpoints.py (none without callbacks.checkpoint)."""
+        if self.checkpoint is None:
+            return ()
+        names = {
+            "CHECKPOINT_DIR": keep_best,  # KeepBest writes beside the run's checkpoints
+            "CHECKPOINT_PREFIX": keep_best,
+            "RUN_ID": keep_best,
+            "CallbackParams": native,
+            "checkpoint_callback": not self.ranks_checkpoints,
+            "RankedCheckpoints": self.ranks_checkpoints,
+            "load_checkpoint": self.resumable,
+        }
+        return tuple(name for name, on in names.items() if on)
 
     @property
     def output_dir_help(self) -> str:

@@ -357,9 +357,8 @@ def _imports(s: GanShared, variant: str) -> tuple[Import, ...]:
         "amp": s.amp.enabled or s.step.scaler is not None,
         "model": model,
         "time_monitor": model and s.time_monitor,
-        "checkpoint": s.checkpoint is not None,
         "run_context": s.checkpoint is not None and not model,
     }
-    return imports(
-        needs, *((n.optimizer_module, n.optimizer_class) for n in s.networks if n.optimizer_module)
-    )
+    optimizers = [(n.optimizer_module, n.optimizer_class) for n in s.networks if n.optimizer_module]
+    local = [("checkpoints", n) for n in s.checkpoints_imports(native=not model, keep_best=False)]
+    return imports(needs, *optimizers, *local)

@@ -52,16 +52,14 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "loss_monitor": _from("mindspore.train", "LossMonitor"),
     "time_monitor": _from("mindspore.train", "TimeMonitor"),
     "fixed_loss_scale": _from("mindspore.amp", "FixedLossScaleManager"),
-    # both variants save through ModelCheckpoint; RUN_ID: when the run started, and its process
-    "checkpoint": (
-        Import("os"),
-        Import("time"),
-        *_from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
-    ),
-    # callbacks.checkpoint.keep_max_by: RankedCheckpoints, a Callback in both variants; RUN_ID as above
-    "ranked_checkpoints": (Import("os"), Import("time"), *_from("mindspore.train", "Callback")),
-    # the native loop calls ModelCheckpoint as Model would
+    # the native loop calls ModelCheckpoint (checkpoints.py's) as Model would
     "run_context": _from("mindspore.train", "RunContext"),
+    # checkpoints.py: ModelCheckpoint; RUN_ID, when the run started and its process; --resume's files
+    "checkpoints_module": (Import("os"), Import("time")),
+    "checkpoint": _from("mindspore.train", "CheckpointConfig", "ModelCheckpoint"),
+    # callbacks.checkpoint.keep_max_by: RankedCheckpoints saves with ms.save_checkpoint
+    "ranked_checkpoints": (Import("mindspore", alias="ms"), *_from("mindspore.train", "Callback")),
+    "resume": (Import("sys"), *_from("pathlib", "Path"), Import("mindspore", alias="ms")),
 }
 
 

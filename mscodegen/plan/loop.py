@@ -23,6 +23,20 @@ from mscodegen.schema.precision import DynamicLossScale, FixedLossScale
 from mscodegen.schema.training import LOWER_IS_BETTER
 
 DEVICES = ("CPU", "GPU", "Ascend")
+# What checkpoints.py defines, not the training scripts: both variants write and find checkpoints alike.
+CHECKPOINTS_NAME = "checkpoints.py"
+CHECKPOINTS_CONSTANTS = frozenset(
+    {
+        "CONFIG_SHA256",
+        "RUN_ID",
+        "CHECKPOINT_DIR",
+        "CHECKPOINT_PREFIX",
+        "CHECKPOINT_KEEP_MAX",
+        "CHECKPOINT_EVERY_STEPS",
+        "CHECKPOINT_EVERY_EPOCHS",
+        "CHECKPOINT_MONITOR",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

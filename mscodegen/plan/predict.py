@@ -14,7 +14,7 @@ from typing import Literal
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import Header
-from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict
+from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict, from_checkpoints
 from mscodegen.plan.setup import ImportedName, Metric
 from mscodegen.schema import Config
 from mscodegen.schema.data import CsvData, ImageFolderData
@@ -57,7 +57,7 @@ class PredictPlan:
     header: Header
     imports: tuple[Import, ...]
     train_module: str  # train_model: where the network and the dataset come from
-    from_train: tuple[Import, ...]  # what predict.py imports from it
+    from_train: tuple[Import, ...]  # what predict.py imports from it, and from checkpoints.py
     network: Call  # how train() builds the network
     network_factory: ImportedName | None  # network.factory: imported in load_network, as train() does
     amp_level: str | None  # amp.auto_mixed_precision's level, as the training evaluated; None: float32
@@ -137,7 +137,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
             name for name, on in (("BinaryMetric", shared.binary_metric), ("AUC", shared.auc_metric)) if on
         }
     if shared.resumable:
-        from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
+        from_train.add("OUTPUT_DIR")
     if shared.data_dir is not None:
         from_train.add("DATA_DIR")
     needs = {
@@ -153,7 +153,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         header=shared.header,
         imports=_imports(needs),
         train_module=module,
-        from_train=tuple(Import(module, name) for name in sorted(from_train)),
+        from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         network=net.call,
         network_factory=net.factory,
         amp_level=amp.native_level if amp.enabled else None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mscodegen.catalog.literals import Call, Name
+from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanShared
 from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import Header
@@ -25,7 +26,7 @@ class GanPredictPlan:
     header: Header
     imports: tuple[Import, ...]
     train_module: str  # train_model: where the generator comes from
-    from_train: tuple[Import, ...]  # what predict.py imports from it
+    from_train: tuple[Import, ...]  # what predict.py imports from it, and from checkpoints.py
     generator: Call  # how train() builds the generator
     generator_factory: ImportedName | None  # gan.generator.network.factory: imported as train() does
     amp_level: str | None  # amp.auto_mixed_precision's level, as training converted it; None: float32
@@ -48,7 +49,7 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
     generator, amp = shared.generator, shared.amp
     from_train = {generator.call.func, "LATENT_DIM"} if generator.factory is None else {"LATENT_DIM"}
     if shared.resumable:
-        from_train |= {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
+        from_train.add("OUTPUT_DIR")
     if cfg.gan.samples is not None:
         from_train |= {"SAMPLE_COUNT", "SAMPLE_COLUMNS", "SAMPLE_SEED"}
         count: Name | int = Name("SAMPLE_COUNT")
@@ -74,7 +75,7 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
             *third_party,
         ),
         train_module=module,
-        from_train=tuple(Import(module, name) for name in sorted(from_train)),
+        from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         generator=generator.call,
         generator_factory=generator.factory,
         amp_level=amp.native_level if amp.enabled else None,
@@ -83,3 +84,10 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
         seed=seed,
         latest=shared.resumable,
     )
+
+
+def from_checkpoints(shared: Frame) -> tuple[Import, ...]:
+    """What predict.py imports from checkpoints.py for --checkpoint latest: where, and this config's hash."""
+    if not shared.resumable:
+        return ()
+    return tuple(Import("checkpoints", name) for name in ("CHECKPOINT_DIR", "CONFIG_SHA256", "INFO"))

@@ -12,7 +12,7 @@ from mscodegen.catalog.literals import literal
 from mscodegen.plan import AnyPlan
 from mscodegen.plan.predict import PredictPlan
 from mscodegen.plan.predict_gan import GanPredictPlan
-from mscodegen.render.imports import import_groups
+from mscodegen.render.imports import import_groups, local_imports
 from mscodegen.render.provenance import strip_markers
 from mscodegen.schema.training import MAX_EPOCHS
 
@@ -71,6 +71,7 @@ def environment() -> jinja2.Environment:
     env.filters["wrap_lines"] = _wrap_lines
     env.filters["docwrap"] = _docwrap
     env.filters["import_groups"] = import_groups
+    env.filters["local_imports"] = local_imports
     return env
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from mscodegen.config.errors import Problem
 from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.plan import SCRIPT_NAMES
+from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.run.preflight import exception_line
 from mscodegen.schema.data import ImportedData
 
@@ -51,6 +52,7 @@ def shard_problems(
     data.train.factory: the scripts' refusal with its fix, or what else failed."""
     from mscodegen.output.generate import plans_of
     from mscodegen.render import render
+    from mscodegen.render.checkpoints import render_checkpoints
 
     cfg = loaded.config
     if not sharded_factory(loaded):
@@ -61,6 +63,9 @@ def shard_problems(
         script = workdir / SCRIPT_NAMES["native"]
         shared, plans = plans_of(loaded, workdir, ("native",))
         script.write_text(render(plans["native"]), encoding="utf-8")  # run, not read: black is not needed
+        checkpoints = render_checkpoints(shared)
+        if checkpoints is not None:  # the script imports it
+            (workdir / CHECKPOINTS_NAME).write_text(checkpoints, encoding="utf-8")
         function = shared.datasets[0].call.func  # train's: create_train_dataset(num_shards, shard_id)
         cmd = [python, "-c", _PROBE, script.name, function, str(workers)]
         try:

@@ -109,10 +109,11 @@ def test_readme_commands_in_a_fresh_clone(clone, tmp_path):
     proc = _run(["mscodegen", "new", "examples/lenet_digits.yaml"], root, env)
     assert proc.returncode == 0, _explain(proc)
     out = root / "generated" / "lenet_digits"
-    for name in ("train_model.py", "train_native.py", "predict.py", ".mscodegen-lock.json"):
+    files = ("train_model.py", "train_native.py", "predict.py", "checkpoints.py")
+    for name in (*files, ".mscodegen-lock.json"):
         assert (out / name).is_file(), f"{name} missing after `mscodegen new`\n{_explain(proc)}"
     # In sync before, so regenerating changes nothing.
-    assert re.findall(r"^\s*(\w+)\s", proc.stdout, re.MULTILINE) == ["unchanged"] * 3, proc.stdout
+    assert re.findall(r"^\s*(\w+)\s", proc.stdout, re.MULTILINE) == ["unchanged"] * len(files), proc.stdout
 
     # network.checkpoint files are the user's (examples/pretrained/ is git-ignored): validate checks
     # they exist, so the fine-tuning example gets a stand-in (tests/e2e/test_finetune.py writes a real one).

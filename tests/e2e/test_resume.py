@@ -223,15 +223,19 @@ def test_checkpoints_carry_the_config_and_are_written_by_mindspore(write_config,
 
     sha = load_config(config).sha256
     texts = {variant: script.read_text() for variant, script in scripts.items()}
+    module = (scripts["model"].parent / "checkpoints.py").read_text()  # what both variants share
+    texts["module"] = module
     for text in texts.values():
-        assert f'CONFIG_SHA256 = "{sha}"' in text
-        assert '"config_sha256": CONFIG_SHA256' in text and '"step_num"' in text
         assert "os.replace" not in text and ".partial" not in text
         assert "ms.save_checkpoint(self" not in text  # no hand-made copy of ModelCheckpoint
-    # one function, the same in both variants, makes the ModelCheckpoint (the native loop calls it)
-    functions = [text.split("\ndef checkpoint_callback(")[1].split("\n\n\n")[0] for text in texts.values()]
-    assert functions[0] == functions[1], functions
-    assert "CheckpointConfig(" in functions[0] and "return ModelCheckpoint(" in functions[0]
+    assert f'CONFIG_SHA256 = "{sha}"' in module
+    assert '"config_sha256": CONFIG_SHA256' in module and '"step_num"' in module
+    # one function makes the ModelCheckpoint, imported by both variants (the native loop calls it)
+    function = module.split("\ndef checkpoint_callback(")[1].split("\n\n\n")[0]
+    assert "CheckpointConfig(" in function and "return ModelCheckpoint(" in function
+    for variant in ("model", "native"):
+        assert "def checkpoint_callback" not in texts[variant] and "CONFIG_SHA256" not in texts[variant]
+        assert "from checkpoints import" in texts[variant] and "checkpoint_callback(" in texts[variant]
     assert "checkpoint.on_train_step_end(run_context)" in texts["native"]
 
 
@@ -241,8 +245,13 @@ def test_no_checkpoint_section_no_resume_and_nothing_written(write_config, tmp_p
     for overrides in ({}, {"callbacks": {"checkpoint": {"every_steps": 2, "resumable": False}}}):
         name = "plain" if not overrides else "unresumable"
         scripts = generate_both(write_config(overrides, name=name), tmp_path / name)
-        for text in (s.read_text() for s in scripts.values()):
+        module = scripts["model"].parent / "checkpoints.py"
+        assert module.is_file() is bool(overrides)  # no checkpoints, no checkpoints.py
+        texts = [s.read_text() for s in scripts.values()] + ([module.read_text()] if overrides else [])
+        for text in texts:
             assert "--resume" not in text and "CONFIG_SHA256" not in text and "set_init_step" not in text
+            assert "def load_checkpoint" not in text
+        for text in texts[:2]:
             assert ("--output-dir" in text) is bool(overrides)
 
 

@@ -69,6 +69,10 @@ def test_a_section_includes_the_keys_below_it(capsys):
     _, out, _ = run(capsys, "explain", "examples/lenet_amp_accum.yaml", "callbacks", "--out", "gen")
     texts = set(numbered(out).values())
     assert 'CHECKPOINT_PREFIX = "lenet_amp"  # callbacks.checkpoint.prefix' in texts
+    # the constant lives in checkpoints.py, which both scripts import; they show its uses
+    module_report = out.split("checkpoints.py: lines callbacks produced\n")[1]
+    assert 'CHECKPOINT_PREFIX = "lenet_amp"  # callbacks.checkpoint.prefix' in module_report
+    assert "train_native.py: lines callbacks produced" in out
 
 
 def test_a_script_line_names_its_keys_and_an_edited_line_has_none(amp_accum, capsys):
@@ -85,8 +89,10 @@ def test_a_script_line_names_its_keys_and_an_edited_line_has_none(amp_accum, cap
     rc, out, _ = run(capsys, "explain", f"gen/train_native.py:{clip + 1}")
     assert rc == 0
     assert "no config key" in out and "you edited" in out
-    prefix = next(i for i, line in enumerate(lines, 1) if line.startswith("CHECKPOINT_PREFIX ="))
-    _, out, _ = run(capsys, "explain", f"gen/train_native.py:{prefix}")
+    # checkpoints.py, which both scripts import, is explained the same way
+    module = (amp_accum / "checkpoints.py").read_text().splitlines()
+    prefix = next(i for i, line in enumerate(module, 1) if line.startswith("CHECKPOINT_PREFIX ="))
+    _, out, _ = run(capsys, "explain", f"gen/checkpoints.py:{prefix}")
     assert "produced by: callbacks.checkpoint.prefix" in out
 
 

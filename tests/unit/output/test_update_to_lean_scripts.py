@@ -109,3 +109,38 @@ def test_an_edit_of_the_old_harness_is_a_conflict_and_kept(tmp_path, monkeypatch
     assert "train_native.py" in capsys.readouterr().err
     assert (out / "train_native.py.orig").read_text(encoding="utf-8") == edited  # nothing lost
     assert "<<<<<<<" in native.read_text(encoding="utf-8")
+
+
+# tests/data/lenet_digits_before_checkpoints_py/ is generated/lenet_digits as committed before checkpoints.py
+# (each script held the checkpoint constants, checkpoint_callback and load_checkpoint): `update` writes the
+# module and takes them out of the scripts; an edit of one of them there is a conflict, kept in .orig.
+BEFORE_MODULE = REPO / "tests" / "data" / "lenet_digits_before_checkpoints_py"
+KEEP_MAX_EDIT = (
+    "CHECKPOINT_KEEP_MAX = 2  # callbacks.checkpoint.keep_max",
+    "CHECKPOINT_KEEP_MAX = 5  # mine",
+)
+
+
+def test_update_moves_the_checkpoint_code_into_checkpoints_py(tmp_path, monkeypatch, capsys) -> None:
+    out = tmp_path / "gen"
+    shutil.copytree(BEFORE_MODULE, out)
+    assert not (out / "checkpoints.py").exists()
+    model, native = out / "train_model.py", out / "train_native.py"
+    model.write_text(model.read_text(encoding="utf-8").replace(*MIN_LR_EDIT), encoding="utf-8")
+    edited = native.read_text(encoding="utf-8").replace(*KEEP_MAX_EDIT)
+    native.write_text(edited, encoding="utf-8")
+    monkeypatch.chdir(REPO)
+    assert main(["update", "examples/lenet_digits.yaml", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "train_native.py" in err and "conflict" in err and "train_model.py:" not in err
+    fresh = REPO / "generated" / "lenet_digits"
+    for name in ("checkpoints.py", "predict.py"):  # created; updated (it imports from checkpoints.py now)
+        assert (out / name).read_text(encoding="utf-8") == (fresh / name).read_text(encoding="utf-8")
+    # the untouched functions left the script cleanly, the user's edit stayed
+    text = model.read_text(encoding="utf-8")
+    assert text == (fresh / "train_model.py").read_text(encoding="utf-8").replace(*MIN_LR_EDIT)
+    assert "def load_checkpoint" not in text and "from checkpoints import" in text
+    # the edited constant: a conflict naming the user's line; the file as it was is kept
+    merged = native.read_text(encoding="utf-8")
+    assert "<<<<<<<" in merged and KEEP_MAX_EDIT[1] in merged
+    assert (out / "train_native.py.orig").read_text(encoding="utf-8") == edited

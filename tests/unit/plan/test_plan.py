@@ -19,6 +19,7 @@ from mscodegen.output.generate import generate
 from mscodegen.plan import SCRIPT_NAMES, build_plan
 from mscodegen.plan.data import DatasetFn, Source
 from mscodegen.plan.imports import Import
+from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.plan.predict import PREDICT_NAME
 from mscodegen.render.fmt import LINE_LENGTH
 from mscodegen.render.imports import import_groups
@@ -254,6 +255,8 @@ def test_import_block_is_isort_ordered(tmp_path: Path, name: str) -> None:
     files = generate(loaded, out)
     assert ruff_isort_problems(files, out) == ""
     for file, text in files.items():
+        if file == CHECKPOINTS_NAME:  # a module of the scripts: no CLI, no network
+            continue
         imported = {
             alias.asname or alias.name
             for node in ast.parse(text).body
@@ -446,17 +449,20 @@ def test_constants_carry_their_yaml_keys(tmp_path: Path, case: str, variant: str
 
 def test_constants_appear_in_the_scripts_with_their_key_comment(tmp_path: Path) -> None:
     files = generate(full_config(tmp_path, "piecewise"), tmp_path / "out")
+    module = files[CHECKPOINTS_NAME]  # callbacks.checkpoint's, shared by both scripts
     for script in (files[name] for name in SCRIPT_NAMES.values()):  # predict.py imports what it needs
-        lines = script.splitlines()
-        assigned = {
-            node.targets[0].id: node
-            for node in ast.parse(script).body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-        }
+        assigned = {}
+        for text in (script, module):
+            lines = text.splitlines()
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                    assert node.targets[0].id not in assigned, node.targets[0].id  # defined once
+                    assigned[node.targets[0].id] = (node, lines[node.lineno - 1], text is module)
         for name, value, key in FULL_CASES["piecewise"][1]:
-            node = assigned[name]
+            node, line, in_module = assigned[name]
             assert ast.literal_eval(node.value) == ast.literal_eval(value)  # black may requote it
-            assert lines[node.lineno - 1].endswith(f"  # {key}")
+            assert line.endswith(f"  # {key}")
+            assert in_module == name.startswith("CHECKPOINT_"), name
 
 
 @pytest.mark.parametrize(

@@ -47,11 +47,18 @@ def test_the_network_and_dataset_come_from_the_training_script() -> None:
     assert plan.train_module == "train_model"
     assert plan.network == Call.of("LeNet5", num_classes=10, in_channels=1)
     assert plan.dataset.func == "create_dataset" and plan.reference == "eval"
-    names = {i.name for i in plan.from_train}
-    assert names == {"LeNet5", "create_dataset", "CHECKPOINT_DIR", "CONFIG_SHA256", "INFO", "OUTPUT_DIR"}
-    assert all(i.module == "train_model" for i in plan.from_train)
+    names = {(i.module, i.name) for i in plan.from_train}
+    assert names == {
+        ("train_model", "LeNet5"),
+        ("train_model", "create_dataset"),
+        ("train_model", "OUTPUT_DIR"),
+        # --checkpoint latest: where training writes, and its config's hash
+        ("checkpoints", "CHECKPOINT_DIR"),
+        ("checkpoints", "CONFIG_SHA256"),
+        ("checkpoints", "INFO"),
+    }
     native = predict_plan(REPO / "examples" / "lenet_digits.yaml", "train_native.py")
-    assert {i.module for i in native.from_train} == {"train_native"}
+    assert {i.module for i in native.from_train} == {"train_native", "checkpoints"}
 
 
 def test_latest_only_where_checkpoints_carry_the_config_hash() -> None:

@@ -47,16 +47,16 @@ def small(tmp_path: Path, **changes: object) -> Path:
     return path
 
 
-def imported_from_train(files: dict[str, str]) -> set[str]:
+def imported_from_train(files: dict[str, str], module: str = "train_model") -> set[str]:
     tree = ast.parse(files["predict.py"])
-    found = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "train_model"]
+    found = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == module]
     return {alias.name for node in found for alias in node.names}
 
 
-def defined_by_train(files: dict[str, str]) -> set[str]:
-    """The training script's top-level classes, functions and constants."""
+def defined_by_train(files: dict[str, str], module: str = "train_model") -> set[str]:
+    """The training script's (or checkpoints.py's) top-level classes, functions and constants."""
     names = set()
-    for node in ast.parse(files["train_model.py"]).body:
+    for node in ast.parse(files[f"{module}.py"]).body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -75,10 +75,8 @@ def test_the_example_samples_training_grids_and_finds_its_checkpoints() -> None:
         Name("SAMPLE_SEED"),
     )
     assert plan.latest and plan.training_grid
-    assert {i.name for i in plan.from_train} == {
-        "CHECKPOINT_DIR",
-        "CONFIG_SHA256",
-        "INFO",
+    from_train = {i.name for i in plan.from_train if i.module == "train_model"}
+    assert from_train == {
         "LATENT_DIM",
         "OUTPUT_DIR",
         "SAMPLE_COLUMNS",
@@ -86,7 +84,12 @@ def test_the_example_samples_training_grids_and_finds_its_checkpoints() -> None:
         "SAMPLE_SEED",
         "Generator",
     }
-    assert imported_from_train(files) == {i.name for i in plan.from_train} <= defined_by_train(files)
+    assert imported_from_train(files) == from_train <= defined_by_train(files)
+    # --checkpoint latest: where training writes, and its config's hash, from checkpoints.py
+    from_checkpoints = {i.name for i in plan.from_train if i.module == "checkpoints"}
+    assert from_checkpoints == {"CHECKPOINT_DIR", "CONFIG_SHA256", "INFO"}
+    assert imported_from_train(files, "checkpoints") == from_checkpoints
+    assert from_checkpoints <= defined_by_train(files, "checkpoints")
     shipped = (REPO / "generated" / "dcgan_digits" / "predict.py").read_text(encoding="utf-8")
     assert len(shipped.splitlines()) <= 200  # the issue's budget for predict.py beside the quick start's
 
@@ -114,7 +117,11 @@ def test_an_imported_generator_is_imported_where_train_imports_it(tmp_path: Path
     assert (plan.generator_factory.module, plan.generator_factory.attr) == ("nets", "make_generator")
     assert plan.amp_level == "O2" and plan.latest
     assert "make_generator" not in plan.from_train  # not a name of train_model.py's
-    assert imported_from_train(files) == {i.name for i in plan.from_train} <= defined_by_train(files)
+    from_train = {i.name for i in plan.from_train if i.module == "train_model"}
+    assert imported_from_train(files) == from_train <= defined_by_train(files)
+    from_checkpoints = {i.name for i in plan.from_train if i.module == "checkpoints"}
+    assert imported_from_train(files, "checkpoints") == from_checkpoints
+    assert from_checkpoints <= defined_by_train(files, "checkpoints")
     build = ast.get_source_segment(
         files["predict.py"],
         next(

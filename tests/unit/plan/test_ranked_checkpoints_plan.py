@@ -33,12 +33,16 @@ def constants_of(plan) -> dict[str, object]:  # noqa: ANN001
 @pytest.mark.parametrize("variant", ["model", "native"])
 def test_ranked_checkpoints_replace_model_checkpoint(write_config, variant):
     plan = plan_of(write_config, {**CHECKPOINT, "keep_max_by": {"monitor": "accuracy"}}, variant)
-    assert "ranked_checkpoints" in plan.definitions and "checkpoint_callback" not in plan.definitions
-    assert plan.shared.checkpoint_writer == plan.shared.checkpoint_class == "RankedCheckpoints"
-    imported = {i.name for i in plan.imports}
-    assert MODEL_CHECKPOINT_ONLY.isdisjoint(imported) and "Callback" in imported
-    assert ("callback_params" in plan.definitions) is (variant == "native")
-    assert plan.shared.resumable and "resume" in plan.definitions  # --resume latest finds its files
+    # checkpoints.py defines RankedCheckpoints in place of checkpoint_callback; the scripts import it
+    shared = plan.shared
+    local = shared.checkpoints_imports(native=variant == "native", keep_best=False)
+    assert "RankedCheckpoints" in local and "checkpoint_callback" not in local
+    assert shared.checkpoint_writer == shared.checkpoint_class == "RankedCheckpoints"
+    module = {i.name for i in shared.checkpoints_module_imports}
+    assert MODEL_CHECKPOINT_ONLY.isdisjoint(module) and "Callback" in module
+    assert MODEL_CHECKPOINT_ONLY.isdisjoint({i.name for i in plan.imports})
+    assert ("CallbackParams" in local) is (variant == "native")
+    assert shared.resumable and "load_checkpoint" in local  # --resume latest finds its files
     assert constants_of(plan)["CHECKPOINT_MONITOR"] == "accuracy"
     assert plan.needs_steps_per_epoch  # the files' names: <prefix>-<epoch>_<step in the epoch>
 
@@ -46,9 +50,10 @@ def test_ranked_checkpoints_replace_model_checkpoint(write_config, variant):
 @pytest.mark.parametrize("variant", ["model", "native"])
 def test_without_it_nothing_of_it(write_config, variant):
     plan = plan_of(write_config, CHECKPOINT, variant)
-    assert "ranked_checkpoints" not in plan.definitions and "checkpoint_callback" in plan.definitions
+    local = plan.shared.checkpoints_imports(native=variant == "native", keep_best=False)
+    assert "RankedCheckpoints" not in local and "checkpoint_callback" in local
     assert plan.shared.ranked_checkpoints is None and "CHECKPOINT_MONITOR" not in constants_of(plan)
-    assert {"CheckpointConfig", "ModelCheckpoint"} <= {i.name for i in plan.imports}
+    assert {"CheckpointConfig", "ModelCheckpoint"} <= {i.name for i in plan.shared.checkpoints_module_imports}
 
 
 @pytest.mark.parametrize(

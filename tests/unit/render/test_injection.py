@@ -20,6 +20,7 @@ import yaml
 from mscodegen.config.errors import ConfigError, format_path
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
+from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.plan.predict import PREDICT_NAME
 
 MARKER = "pwned_marker"
@@ -174,6 +175,8 @@ def test_payloads_in_every_text_field_stay_strings(tmp_path: Path, payload: str)
     loaded = load_config(write(tmp_path, imported_config(payload, [payload, *PAYLOADS])))
     for name, source in generate(loaded, tmp_path / "out").items():
         constants = check_script(name, source)
+        if name == CHECKPOINTS_NAME:  # the checkpoints' folder, prefix, counts: the payloads are not there
+            continue
         missing = [p for p in [payload, *PAYLOADS] if p not in constants]
         assert not missing, f"{name}: not kept as string literals: {missing}"
     # the values come back from the config unchanged

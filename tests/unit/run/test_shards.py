@@ -70,7 +70,9 @@ def test_a_generator_source_is_refused_at_its_key_and_a_table_passes(tmp_path: P
         "train on all of its data, so both scripts stop before training; return a random-access source: a "
         "class with `__getitem__` and `__len__` given to ds.GeneratorDataset, or ds.NumpySlicesDataset of arrays"
     )
-    assert shard_problems(load_config(config(tmp_path, "table"))) == []
+    # with checkpoints the script imports checkpoints.py: the check writes it beside the script
+    with_checkpoints = CONFIG + "callbacks: {checkpoint: {every_steps: 2}}\n"
+    assert shard_problems(load_config(config(tmp_path, "table", with_checkpoints))) == []
 
 
 def test_without_data_parallel_no_child_runs(tmp_path: Path) -> None:

@@ -18,17 +18,8 @@ import mindspore as ms
 import numpy as np
 from mindspore.dataset import vision
 
-from train_model import (
-    CHECKPOINT_DIR,
-    CONFIG_SHA256,
-    INFO,
-    LATENT_DIM,
-    OUTPUT_DIR,
-    SAMPLE_COLUMNS,
-    SAMPLE_COUNT,
-    SAMPLE_SEED,
-    Generator,
-)
+from checkpoints import CHECKPOINT_DIR, CONFIG_SHA256, INFO
+from train_model import LATENT_DIM, OUTPUT_DIR, SAMPLE_COLUMNS, SAMPLE_COUNT, SAMPLE_SEED, Generator
 
 
 def build_generator():

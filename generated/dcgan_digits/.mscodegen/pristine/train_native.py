@@ -21,12 +21,11 @@ from mindspore import dataset as ds
 from mindspore import nn, ops
 from mindspore.common import initializer
 from mindspore.dataset import vision
-from mindspore.train import CheckpointConfig, ModelCheckpoint, RunContext
+from mindspore.train import RunContext
 from sklearn.datasets import load_digits
 
-# checkpoints carry the config's hash (--resume takes only its own) and the run's id
-CONFIG_SHA256 = "b12182f1a4689bc497d642ff8f7d6d07180bd3a41d6f33ba8c27e47a84f77be2"
-RUN_ID = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+from checkpoints import CallbackParams, checkpoint_callback, load_checkpoint
+
 SEED = 1  # runtime.seed
 EPOCHS = 10  # train.epochs
 LOG_EVERY_STEPS = 22  # train.log_every_steps
@@ -40,11 +39,6 @@ SAMPLE_COUNT = 64  # gan.samples.count
 SAMPLE_COLUMNS = 8  # gan.samples.columns
 SAMPLE_SEED = 0  # gan.samples.seed
 SAMPLES_DIR = "samples"  # gan.samples.directory
-
-CHECKPOINT_DIR = "checkpoints"  # callbacks.checkpoint.directory
-CHECKPOINT_PREFIX = "dcgan"  # callbacks.checkpoint.prefix
-CHECKPOINT_KEEP_MAX = 2  # callbacks.checkpoint.keep_max
-CHECKPOINT_EVERY_EPOCHS = 5  # callbacks.checkpoint.every_epochs
 
 
 # DCGAN's initialisation: convolution weights N(0, 0.02), BatchNorm gamma N(1, 0.02) (beta 0)
@@ -208,72 +202,6 @@ class TrainState(nn.Cell):
         self.g_optimizer, self.d_optimizer = g_optimizer, d_optimizer
 
 
-class CallbackParams(dict):
-    """What Model hands its callbacks (RunContext.original_args()): a dict read as attributes, like
-    MindSpore's own, which is private (_InternalCallbackParam)."""
-
-    __getattr__ = dict.__getitem__
-
-
-def checkpoint_callback(output_dir, start_step, steps_per_epoch):
-    """MindSpore's ModelCheckpoint, writing in this run's own folder, CHECKPOINT_DIR/RUN_ID: runs never
-    overwrite or prune each other's files. A save killed halfway leaves '<name>.tmp' (MindSpore writes
-    it, then renames it): those untouched for an hour are removed."""
-    directory = output_dir / CHECKPOINT_DIR
-    for path in directory.glob("*/*.tmp"):
-        if time.time() - path.stat().st_mtime > 3600:
-            path.unlink(missing_ok=True)
-    (directory / RUN_ID).mkdir(parents=True)
-    # ModelCheckpoint stores step_num + cur_step_num, which counts this run's steps (as under Model)
-    info = {"step_num": start_step, "config_sha256": CONFIG_SHA256, "run_id": RUN_ID}
-    config = CheckpointConfig(
-        save_checkpoint_steps=CHECKPOINT_EVERY_EPOCHS * steps_per_epoch,
-        keep_checkpoint_max=CHECKPOINT_KEEP_MAX,
-        crc_check=True,
-        append_info=[info],
-    )
-    return ModelCheckpoint(CHECKPOINT_PREFIX, str(directory / RUN_ID), config)
-
-
-INFO = ("step_num", "config_sha256", "run_id")  # what a checkpoint says of its run
-
-
-def load_checkpoint(resume, directory, train_network):
-    """--resume PATH, or latest: this config's checkpoint with the highest step under directory (a
-    damaged one is skipped with a note). Checks the file's CRC32, loads it into the train
-    network (weights, optimizer state) and returns its step."""
-    latest, found = resume == "latest", []  # (step, write time, path, info)
-    for path in sorted(directory.glob("**/*.ckpt")) if latest else [Path(resume)]:
-        info, problem = {}, "not a regular file" if path.exists() else "no such file"
-        if path.is_file():
-            try:
-                info = ms.load_checkpoint(
-                    str(path), crc_check=True, choice_func=lambda name: name in INFO
-                )
-                problem = None
-            except (OSError, ValueError, RuntimeError):
-                problem = "damaged, or not a checkpoint (its CRC32 or format does not check out)"
-        if problem is None and str(info.get("config_sha256", "")) == CONFIG_SHA256:
-            found.append((int(info["step_num"]), path.stat().st_mtime_ns, path, info))
-        elif not latest:
-            problem = problem or "written by another config than this script's"
-            sys.exit(f"error: --resume {path}: {problem}; give another checkpoint, or latest")
-        elif problem:
-            print(f"note: --resume latest: skipping {path}: {problem}", flush=True)
-    if not found:
-        sys.exit(f"error: --resume latest: no checkpoint of this config in {directory}")
-    step, _, path, info = max(found, key=lambda entry: entry[:2])
-    try:
-        saved = ms.load_checkpoint(str(path))
-        missing, _ = ms.load_param_into_net(train_network, saved, strict_load=True)
-    except (RuntimeError, ValueError) as error:
-        sys.exit(f"error: --resume {path}: does not fit this script's network ({error})")
-    if missing:
-        sys.exit(f"error: --resume {path}: has no {', '.join(missing)} (another network?)")
-    print(f"resumed from {path} (run {info.get('run_id', '?')}) at step {step}", flush=True)
-    return step
-
-
 def train(args):
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
@@ -311,7 +239,7 @@ def train(args):
     state = TrainState(generator, discriminator, g_optimizer, d_optimizer)
     start_step = 0
     if args.resume:
-        start_step = load_checkpoint(args.resume, args.output_dir / CHECKPOINT_DIR, state)
+        start_step = load_checkpoint(args.resume, args.output_dir, state)
         done = start_step >= args.epochs * steps_per_epoch
         if done or (args.max_steps is not None and start_step >= args.max_steps):
             print(f"nothing to train: the checkpoint is at step {start_step}", flush=True)

@@ -19,7 +19,8 @@ from mindspore import Model, nn
 from mindspore import dataset as ds
 from PIL import Image
 
-from train_model import CHECKPOINT_DIR, CONFIG_SHA256, INFO, OUTPUT_DIR, LeNet5, create_eval_dataset
+from checkpoints import CHECKPOINT_DIR, CONFIG_SHA256, INFO
+from train_model import OUTPUT_DIR, LeNet5, create_eval_dataset
 
 INPUTS = ["image"]  # data.inputs: what the network takes
 TOP_K = 3  # classes printed per input
