@@ -29,6 +29,7 @@ from mscodegen.schema.optim import (
     OneCycleLR,
     PiecewiseLR,
     PolynomialLR,
+    WarmupCosineLR,
     head_losses,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
@@ -155,7 +156,12 @@ class LRSchedule:
         "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
     ]
     warmup: bool = False  # a linear warm-up first: warmup_cosine, or lr_schedule.warmup_epochs > 0
-    epoch_stair: bool = False  # lr_schedule.epoch_stair
+    epoch_stair: bool = False  # lr_schedule.epoch_stair: the LR moves once per epoch, warm-up included
+    # cosine: lr_schedule.decay_epochs (cosines of DECAY_EPOCHS epochs, then MIN_LR), cycles > 1 (CYCLES of
+    # them), cycle_decay != 1 (the later ones start lower)
+    decay_epochs: bool = False
+    restarts: bool = False
+    cycle_decay: bool = False
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
     # constant as a list (network.freeze.epochs: next to a group's list, MindSpore applies a constant
     # LR as LR + 1.0 - 1.0 in float32, which is not LR)
@@ -173,8 +179,14 @@ class LRSchedule:
             "one_cycle": "one cycle up to LR and down again",
             "constant": "LR (a list, as the frozen group's LR is)",
         }.get(self.kind, "LR")
+        if self.decay_epochs:
+            what = (
+                f"{'CYCLES cosines' if self.restarts else 'a half cosine'} of DECAY_EPOCHS epochs from "
+                f"{'LR x CYCLE_DECAY**k' if self.cycle_decay else 'LR'} down to MIN_LR, then MIN_LR"
+            )
         warm = "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then " if self.warmup else ""
-        return warm + what
+        stair = "; the LR moves once per epoch" if self.epoch_stair else ""
+        return warm + what + stair
 
     @property
     def is_list(self) -> bool:
@@ -341,7 +353,16 @@ def build_lr(cfg: Config) -> LRSchedule:
     schedule = cfg.lr_schedule
     if isinstance(schedule, ExponentialLR | PolynomialLR):
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
-    if isinstance(schedule, PiecewiseLR | CosineLR):
+    if isinstance(schedule, CosineLR | WarmupCosineLR):
+        return LRSchedule(
+            schedule.kind,
+            warmup=schedule.warmup_epochs > 0,  # warmup_cosine's is at least 1
+            epoch_stair=schedule.epoch_stair,
+            decay_epochs=schedule.decay_epochs is not None,
+            restarts=schedule.cycles > 1,
+            cycle_decay=schedule.cycle_decay != 1.0,
+        )
+    if isinstance(schedule, PiecewiseLR):
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)

@@ -52,6 +52,7 @@ SCRIPT_CONSTANTS = frozenset(
         "RUN_ID", "SEED", "WARMUP_EPOCHS", "WARMUP_START_LR", "WEIGHT_DECAY", "WORKERS",
         "CLASS_NAMES", "CSV_COLUMNS", "IMAGE_SUFFIXES", "INPUTS", "TOP_K",
         "DISTILL_ALPHA", "DISTILL_TEMPERATURE", "TEACHER_CHECKPOINT",  # distill
+        "CYCLE_DECAY", "CYCLES", "DECAY_EPOCHS",  # cosine lr_schedule: its length, restarts
     }
 )  # fmt: skip
 

@@ -156,6 +156,19 @@ def _schedule_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
             ("lr_schedule", "warmup_epochs"),
             (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
         )
+    if isinstance(schedule, CosineLR | WarmupCosineLR) and schedule.decay_epochs is not None:
+        # a cosine longer than the epochs after the warm-up is cut at the end, as mindcv's is; a restart
+        # after the end never happens
+        decay, cycles, left = schedule.decay_epochs, schedule.cycles, epochs - schedule.warmup_epochs
+        if (cycles - 1) * decay >= left > 0:
+            starts = -(-left // decay)  # the cosines that start within the training
+            yield (
+                ("lr_schedule", "cycles"),
+                (
+                    f"{cycles} cosines of {decay} epochs: only {starts} start within the {left} epochs after "
+                    f"the warm-up (train.epochs {epochs}); lower cycles to {starts}, or decay_epochs"
+                ),
+            )
 
 
 @rule("amp")
