@@ -321,14 +321,6 @@ class _CosineShape(Section):
     )
     epoch_stair: Bool = Field(False, description=EPOCH_STAIR)
 
-    @model_validator(mode="after")
-    def _restarts(self) -> _CosineShape:
-        if self.cycles > 1 and self.decay_epochs is None:
-            raise ValueError("cycles > 1 needs decay_epochs: the length of one cosine")
-        if self.cycle_decay != 1.0 and self.cycles == 1:
-            raise ValueError(f"cycle_decay {self.cycle_decay} needs cycles > 1: it scales the later cosines")
-        return self
-
 
 class CosineLR(_CosineShape, _OptionalWarmup):
     """Cosine decay from optimizer.lr to min_lr over all optimizer steps (after the warm-up, if any)."""
