@@ -367,7 +367,7 @@ def build_lr(cfg: Config) -> LRSchedule:
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)
     frozen_first = cfg.network.freeze is not None and cfg.network.freeze.epochs is not None
-    return LRSchedule(schedule.kind, warmup=schedule.kind == "warmup_cosine", listed=frozen_first)
+    return LRSchedule(schedule.kind, listed=frozen_first)  # constant
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
