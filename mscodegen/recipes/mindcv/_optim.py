@@ -313,7 +313,7 @@ def _cosine_length(c: Converter, main_epochs: int) -> dict[str, Any]:
     dropped = f"num_cycles {cycles}: only {starts} start within the training" if cycles > starts else ""
     cycles = min(cycles, starts)
     if cycles == 1:
-        c.ignored("cycle_decay", "one cosine cycle (num_cycles 1)")
+        c.ignored("cycle_decay", f"one cosine cycle ({dropped or 'num_cycles 1'})")
     else:
         c.mapped("cycle_decay")
     if decay == main_epochs and cycles == 1:

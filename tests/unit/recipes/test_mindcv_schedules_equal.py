@@ -98,10 +98,10 @@ SCHEDULES = {
         "num_cycles": 2,
         "lr_epoch_stair": True,
     },
-    "cosine_restarts_decayed": {
+    "cosine_restarts_decayed": {  # 5 cycles of 3 epochs in 10: the 4th is cut, the 5th never starts
         "scheduler": "cosine_decay",
         "decay_epochs": 3,
-        "num_cycles": 3,
+        "num_cycles": 5,
         "cycle_decay": 0.5,
     },
 }
