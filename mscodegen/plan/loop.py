@@ -351,6 +351,12 @@ def _schedule_constants(cfg: Config) -> list[Constant]:
             Constant("END_LR", schedule.end_lr, "lr_schedule.end_lr"),
             Constant("POWER", schedule.power, "lr_schedule.power"),
         ]
+    if isinstance(schedule, CosineLR | WarmupCosineLR) and schedule.decay_epochs is not None:
+        out.append(Constant("DECAY_EPOCHS", schedule.decay_epochs, "lr_schedule.decay_epochs"))
+        if schedule.cycles > 1:
+            out.append(Constant("CYCLES", schedule.cycles, "lr_schedule.cycles"))
+        if schedule.cycle_decay != 1.0:
+            out.append(Constant("CYCLE_DECAY", schedule.cycle_decay, "lr_schedule.cycle_decay"))
     min_lr = getattr(schedule, "min_lr", None)
     if min_lr is not None:
         out.append(Constant("MIN_LR", min_lr, "lr_schedule.min_lr"))

@@ -29,6 +29,7 @@ from mscodegen.schema.optim import (
     OneCycleLR,
     PiecewiseLR,
     PolynomialLR,
+    WarmupCosineLR,
     head_losses,
 )
 from mscodegen.schema.optim import Optimizer as OptimizerSection
@@ -157,7 +158,10 @@ class LRSchedule:
         "constant", "piecewise", "cosine", "warmup_cosine", "exponential", "polynomial", "one_cycle"
     ]
     warmup: bool = False  # a linear warm-up first: warmup_cosine, or lr_schedule.warmup_epochs > 0
-    epoch_stair: bool = False  # lr_schedule.epoch_stair
+    epoch_stair: bool = False  # lr_schedule.epoch_stair: the LR moves once per epoch, warm-up included
+    # cosine: one over the epochs after the warm-up, or with lr_schedule.decay_epochs cosines of DECAY_EPOCHS
+    # epochs, then MIN_LR: one, CYCLES of them (cycles > 1), the k-th from LR x CYCLE_DECAY**k (cycle_decay)
+    cosines: Literal["whole", "one", "restarts", "decayed_restarts"] = "whole"
     anneal: Literal["cos", "linear"] = "cos"  # one_cycle: lr_schedule.anneal
     # constant as a list (network.freeze.epochs: next to a group's list, MindSpore applies a constant
     # LR as LR + 1.0 - 1.0 in float32, which is not LR)
@@ -175,8 +179,26 @@ class LRSchedule:
             "one_cycle": "one cycle up to LR and down again",
             "constant": "LR (a list, as the frozen group's LR is)",
         }.get(self.kind, "LR")
+        what = {
+            "one": "a half cosine of DECAY_EPOCHS epochs from LR down to MIN_LR, then MIN_LR",
+            "restarts": "CYCLES cosines of DECAY_EPOCHS epochs from LR down to MIN_LR, then MIN_LR",
+            "decayed_restarts": "CYCLES cosines of DECAY_EPOCHS epochs from LR x CYCLE_DECAY**k down to "
+            "MIN_LR, then MIN_LR",
+        }.get(self.cosines, what)
         warm = "linear from WARMUP_START_LR to LR over WARMUP_EPOCHS, then " if self.warmup else ""
-        return warm + what
+        stair = "; the LR moves once per epoch" if self.epoch_stair else ""
+        return warm + what + stair
+
+    @property
+    def moves(self) -> Literal["every_step", "every_epoch"]:
+        return "every_epoch" if self.epoch_stair else "every_step"
+
+    @property
+    def form(self) -> str:
+        """The template's macro for what follows the warm-up."""
+        if self.kind in ("cosine", "warmup_cosine"):
+            return "cosine" if self.cosines == "whole" else "cosine_epochs"
+        return "exponential_polynomial" if self.kind in ("exponential", "polynomial") else self.kind
 
     @property
     def is_list(self) -> bool:
@@ -347,12 +369,27 @@ def build_lr(cfg: Config) -> LRSchedule:
     schedule = cfg.lr_schedule
     if isinstance(schedule, ExponentialLR | PolynomialLR):
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0, epoch_stair=schedule.epoch_stair)
-    if isinstance(schedule, PiecewiseLR | CosineLR):
+    if isinstance(schedule, CosineLR | WarmupCosineLR):
+        return LRSchedule(
+            schedule.kind,
+            warmup=schedule.warmup_epochs > 0,  # warmup_cosine's is at least 1
+            epoch_stair=schedule.epoch_stair,
+            cosines=_cosines(schedule),
+        )
+    if isinstance(schedule, PiecewiseLR):
         return LRSchedule(schedule.kind, warmup=schedule.warmup_epochs > 0)
     if isinstance(schedule, OneCycleLR):
         return LRSchedule(schedule.kind, anneal=schedule.anneal)
     frozen_first = cfg.network.freeze is not None and cfg.network.freeze.epochs is not None
-    return LRSchedule(schedule.kind, warmup=schedule.kind == "warmup_cosine", listed=frozen_first)
+    return LRSchedule(schedule.kind, listed=frozen_first)  # constant
+
+
+def _cosines(schedule: CosineLR | WarmupCosineLR) -> Literal["whole", "one", "restarts", "decayed_restarts"]:
+    if schedule.decay_epochs is None:
+        return "whole"
+    if schedule.cycles == 1:
+        return "one"
+    return "restarts" if schedule.cycle_decay == 1.0 else "decayed_restarts"
 
 
 def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:

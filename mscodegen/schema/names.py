@@ -55,6 +55,7 @@ SCRIPT_CONSTANTS = frozenset(
         "CLASS_NAMES", "CSV_COLUMNS", "IMAGE_SUFFIXES", "INPUTS", "TOP_K",
         "DISTILL_ALPHA", "DISTILL_TEMPERATURE", "TEACHER_CHECKPOINT",  # distill
         "CHECKPOINT_MONITOR",  # callbacks.checkpoint.keep_max_by
+        "CYCLE_DECAY", "CYCLES", "DECAY_EPOCHS",  # cosine lr_schedule: its length, restarts
     }
 )  # fmt: skip
 

@@ -301,20 +301,39 @@ class PiecewiseLR(_OptionalWarmup):
         return self
 
 
-class CosineLR(_OptionalWarmup):
+EPOCH_STAIR = "The LR changes once per epoch, warm-up included (mindcv lr_epoch_stair), not every step."
+
+
+class _CosineShape(Section):
+    """What the cosine schedules share: the cosine's length, restarts, once per epoch."""
+
+    min_lr: NonNegativeFloat = 0.0
+    decay_epochs: PositiveInt | None = Field(
+        None,
+        description="Epochs of one cosine, from the end of the warm-up; then min_lr to the end (a cosine "
+        "longer than what is left of the training is cut there). Default: the epochs after the warm-up.",
+    )
+    cycles: PositiveInt = Field(
+        1, description="Cosines of decay_epochs each, one after the other (restarts); needs decay_epochs."
+    )
+    cycle_decay: PositiveFloat = Field(
+        1.0, description="The k-th cosine (from 0) starts at optimizer.lr x cycle_decay**k; needs cycles > 1."
+    )
+    epoch_stair: Bool = Field(False, description=EPOCH_STAIR)
+
+
+class CosineLR(_CosineShape, _OptionalWarmup):
     """Cosine decay from optimizer.lr to min_lr over all optimizer steps (after the warm-up, if any)."""
 
     kind: Literal["cosine"]
-    min_lr: NonNegativeFloat = 0.0
 
 
-class WarmupCosineLR(Section):
+class WarmupCosineLR(_CosineShape):
     """Linear warm-up from warmup_start_lr to optimizer.lr, then cosine decay to min_lr."""
 
     kind: Literal["warmup_cosine"]
     warmup_epochs: PositiveInt = 1
     warmup_start_lr: NonNegativeFloat = 0.0
-    min_lr: NonNegativeFloat = 0.0
 
 
 class _WarmupThenDecay(Section):
@@ -322,9 +341,7 @@ class _WarmupThenDecay(Section):
         0, description="Linear warm-up from warmup_start_lr to optimizer.lr first; the decay follows it."
     )
     warmup_start_lr: NonNegativeFloat = 0.0
-    epoch_stair: Bool = Field(
-        False, description="The decay changes once per epoch (mindcv lr_epoch_stair) instead of every step."
-    )
+    epoch_stair: Bool = Field(False, description=EPOCH_STAIR)
 
 
 class ExponentialLR(_WarmupThenDecay):

@@ -97,9 +97,33 @@ def test_polynomial_linear_stair_with_warmup_and_end_lr(tmp_path: Path) -> None:
             "train": {"epochs": 3},
         },
     )
-    warmup = [0.01, 0.015, 0.02, 0.025, 0.03, 0.035]  # 0.01 -> 0.04 over 6 steps
+    # epoch_stair holds the warm-up per epoch too (as mindcv's linear_lr): its one epoch stays at 0.01
     # 12 decay steps, linear from 0.04 to 0.01, held per epoch: t = 0 -> 0.04, t = 6 -> 0.025
-    assert lrs == f32(warmup + [0.04] * 6 + [0.025] * 6)
+    assert lrs == f32([0.01] * 6 + [0.04] * 6 + [0.025] * 6)
+
+
+def test_cosine_restarts_after_a_warm_up(tmp_path: Path) -> None:
+    lrs = _lrs(
+        tmp_path,
+        {
+            "optimizer": {"lr": 0.04},
+            "lr_schedule": {
+                "kind": "warmup_cosine",
+                "warmup_epochs": 1,
+                "warmup_start_lr": 0.01,
+                "min_lr": 0.0,
+                "decay_epochs": 1,
+                "cycles": 2,
+                "cycle_decay": 0.5,
+            },
+            "train": {"epochs": 3},
+        },
+    )
+    warmup = [0.01, 0.015, 0.02, 0.025, 0.03, 0.035]  # 0.01 -> 0.04 over 6 steps
+    # two cosines of one epoch (6 steps) each, from 0.04 then from 0.04 x 0.5, down towards 0
+    first = [0.02 * (1 + math.cos(math.pi * t / 6)) for t in range(6)]
+    assert first[0] == 0.04 and first[3] == pytest.approx(0.02)
+    assert lrs == f32(warmup + first + [lr / 2 for lr in first])
 
 
 def test_rmsprop_runs_on_cpu_identically(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
 - `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls),
   `aux_factor` -> network.aux_factor;
 - `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
-  per-step warm-up, cosine, step, multi-step, exponential, polynomial and one-cycle schedules are the
-  formulas mscodegen writes, so they map exactly when the cosine spans the epochs after the warm-up);
+  warm-up, cosine (its decay_epochs and restarts too), step, multi-step, exponential, polynomial and
+  one-cycle schedules, per step or per epoch (lr_epoch_stair), are the formulas mscodegen writes);
 - `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
   `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
   warm-up, no update on a step skipped on overflow).

@@ -1,8 +1,8 @@
 """Rules for the optimizer and the learning-rate schedule: `opt` and its arguments (`lr`, `momentum`,
 `use_nesterov`, `weight_decay`, `weight_decay_filter`, ...) -> optimizer; `scheduler` and its
-arguments -> lr_schedule (mindcv's per-step warm-up, cosine, step, multi-step, exponential, polynomial
-and one-cycle schedules are the formulas mscodegen writes, so they map exactly when the cosine spans the
-epochs after the warm-up; tests/unit/recipes/test_mindcv_schedules_equal.py compares them with mindcv's
+arguments -> lr_schedule (mindcv's warm-up, cosine (with decay_epochs and restarts), step, multi-step,
+exponential, polynomial and one-cycle schedules, per step or with lr_epoch_stair per epoch, are the formulas
+mscodegen writes; tests/unit/recipes/test_mindcv_schedules_equal.py compares them with mindcv's
 create_scheduler).
 """
 
@@ -192,8 +192,8 @@ def _check_epochs(c: Converter, epochs: int, warmup: int) -> None:
 def _warmup(c: Converter, warmup: int, stair: bool) -> None:
     """The warm-up before the schedule written (other than cosine): mindcv's linear_refined_lr from
     lr x warmup_factor to lr, which is mscodegen's per-step warm-up; lr_epoch_stair makes it linear_lr,
-    which rises once per epoch. Without a warm-up, lr_epoch_stair is the exponential and polynomial
-    decays' epoch_stair; the piecewise schedules move at epoch boundaries anyway."""
+    which rises once per epoch: the exponential and polynomial decays' epoch_stair (warm-up included).
+    The piecewise schedules move at epoch boundaries anyway; their warm-up has no epoch_stair."""
     schedule = c.result.config["lr_schedule"]
     if warmup == 0:
         c.mapped("warmup_epochs")
@@ -211,7 +211,7 @@ def _warmup(c: Converter, warmup: int, stair: bool) -> None:
     else:  # constant: mscodegen's constant schedule has no warm-up
         c.unconverted("warmup_epochs", f"mscodegen's {schedule['kind']} schedule has no warm-up")
         c.unconverted("warmup_factor", "belongs to the warm-up that was not converted")
-    if stair:
+    if stair and "epoch_stair" not in schedule:
         c.unconverted("lr_epoch_stair", "mindcv's warm-up then rises once per epoch, mscodegen's every step")
     else:
         c.mapped("lr_epoch_stair")
@@ -236,7 +236,7 @@ def _decay(c: Converter, scheduler: str) -> None:
         c.unconverted("scheduler", f"mscodegen's {scheduler.split('_')[0]} decay needs {needs}")
         c.mapped("decay_rate")
         return
-    if c.bool_("lr_epoch_stair") and c.int_("warmup_epochs") == 0:
+    if c.bool_("lr_epoch_stair"):
         schedule["epoch_stair"] = True
     c.put("lr_schedule", schedule, f"scheduler {scheduler}")
     c.comments[("lr_schedule", "gamma" if "gamma" in schedule else "power")] = "decay_rate"
@@ -276,38 +276,62 @@ def _one_cycle(c: Converter, warmup: int, stair: bool) -> None:
 
 
 def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: bool) -> None:
-    """cosine_decay / warmup_cosine_decay: one cosine over the epochs after the warm-up (if any)."""
+    """cosine_decay / warmup_cosine_decay: after the warm-up (if any), num_cycles cosines of decay_epochs
+    each (the c-th from lr x cycle_decay**c), then min_lr, cut at the end of the training
+    (cosine_decay_refined_lr; cosine_decay_lr with lr_epoch_stair, which also makes the warm-up linear_lr)."""
     schedule: dict[str, Any] = {"kind": "warmup_cosine" if warmup > 0 else "cosine"}
     if warmup > 0:
         schedule["warmup_epochs"] = warmup
         schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
     schedule["min_lr"] = c.float_("min_lr")
-    c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor")
-    decay = c.int_("decay_epochs")
-    if decay != main_epochs:
-        c.approximated(
-            "decay_epochs",
-            f"mindcv's cosine spans decay_epochs; mscodegen's spans the {main_epochs} epochs after "
-            "the warm-up (epoch_size - warmup_epochs)",
-        )
-    else:
-        c.mapped("decay_epochs")
-    if c.int_("num_cycles") != 1:
-        c.unconverted("num_cycles", "mscodegen's cosine has one cycle")
-        c.unconverted("cycle_decay", "mscodegen's cosine has one cycle")
-    else:
-        c.mapped("num_cycles")
-        c.ignored("cycle_decay", "one cosine cycle (num_cycles 1)")
+    schedule.update(_cosine_length(c, main_epochs))
+    if stair:
+        schedule["epoch_stair"] = True
+    c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor", "lr_epoch_stair")
     c.ignored("decay_rate", f"not used by scheduler {scheduler}")
     c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
-    if stair:
-        c.unconverted("lr_epoch_stair", "mscodegen's schedules change the LR every step")
-    else:
-        c.mapped("lr_epoch_stair")
     default = "" if c.given("scheduler") else " (mindcv default)"
     c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
     if warmup > 0:
         c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
+    if stair:
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
+
+
+def _cosine_length(c: Converter, main_epochs: int) -> dict[str, Any]:
+    """decay_epochs, num_cycles and cycle_decay as the cosine's keys, written only where they are not
+    the default (one cosine over the epochs after the warm-up), with their comments."""
+    decay, cycles, cycle_decay = c.int_("decay_epochs"), c.int_("num_cycles"), c.float_("cycle_decay")
+    if decay < 1:
+        raise c.bad("decay_epochs", "a positive number of epochs (the cosine's length)")
+    if cycles < 1:
+        raise c.bad("num_cycles", "1 or more cosines")
+    if cycles > 1 and cycle_decay <= 0:
+        raise c.bad("cycle_decay", "a factor > 0")
+    c.mapped("decay_epochs", "num_cycles")
+    starts = -(-main_epochs // decay)  # the cosines that start within the training: mindcv drops the others
+    dropped = f"num_cycles {cycles}: only {starts} start within the training" if cycles > starts else ""
+    cycles = min(cycles, starts)
+    if cycles == 1:
+        c.ignored("cycle_decay", f"one cosine cycle ({dropped or 'num_cycles 1'})")
+    else:
+        c.mapped("cycle_decay")
+    if decay == main_epochs and cycles == 1:
+        return {}
+    keys: dict[str, Any] = {"decay_epochs": decay}
+    left = main_epochs - cycles * decay
+    after = f": then min_lr for the last {left} epochs" if left > 0 else ""
+    cut = f": runs {-left} epochs past the training, cut there as mindcv's" if left < 0 else ""
+    c.comments[("lr_schedule", "decay_epochs")] = f"decay_epochs{after}{cut}" + (
+        f"; {dropped}" if dropped and cycles == 1 else ""
+    )
+    if cycles > 1:
+        keys["cycles"] = cycles
+        c.comments[("lr_schedule", "cycles")] = dropped or "num_cycles"
+    if cycles > 1 and cycle_decay != 1.0:
+        keys["cycle_decay"] = cycle_decay
+        c.comments[("lr_schedule", "cycle_decay")] = "cycle_decay"
+    return keys
 
 
 def _piecewise(c: Converter, scheduler: str, warmup: int, epochs: int) -> None:

@@ -187,6 +187,28 @@ def _schedule_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
             ("lr_schedule", "warmup_epochs"),
             (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
         )
+    if isinstance(schedule, CosineLR | WarmupCosineLR):
+        yield from _cosine_rules(schedule, epochs)
+
+
+def _cosine_rules(schedule: CosineLR | WarmupCosineLR, epochs: int) -> Iterator[Violation]:
+    """Restarts: each cosine lasts decay_epochs, and each must start within the training. One cosine may
+    be longer than the epochs after the warm-up: it is cut at the end, as mindcv's is."""
+    decay, cycles, left = schedule.decay_epochs, schedule.cycles, epochs - schedule.warmup_epochs
+    if schedule.cycle_decay != 1.0 and cycles == 1:
+        yield ("lr_schedule", "cycle_decay"), "scales the cosines after the first: it needs cycles > 1"
+    if cycles > 1 and decay is None:
+        yield ("lr_schedule", "cycles"), "needs decay_epochs, the length of each cosine"
+    elif decay is not None and (cycles - 1) * decay >= left > 0:
+        starts = -(-left // decay)  # the cosines that start within the training
+        yield (
+            ("lr_schedule", "cycles"),
+            (
+                f"{cycles} cosines of decay_epochs {decay}, but the training has {left} epochs after the "
+                f"warm-up (train.epochs {epochs}): cosine {starts + 1} would start after its end; lower cycles "
+                f"to {starts}, or decay_epochs"
+            ),
+        )
 
 
 @rule("amp")

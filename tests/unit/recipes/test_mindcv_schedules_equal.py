@@ -68,8 +68,42 @@ SCHEDULES = {
     "exponential_after_warm_up": {"scheduler": "exponential_decay", "warmup_epochs": 2, "decay_rate": 0.8},
     "exponential_stair": {"scheduler": "exponential_decay", "decay_rate": 0.8, "lr_epoch_stair": True},
     "polynomial_after_warm_up": {"scheduler": "polynomial_decay", "warmup_epochs": 2, "decay_rate": 2.0},
-    "polynomial_stair": {"scheduler": "polynomial_decay", "decay_rate": 0.9, "lr_epoch_stair": True},
+    "polynomial_stair_after_warm_up": {
+        "scheduler": "polynomial_decay",
+        "warmup_epochs": 2,
+        "warmup_factor": 0.1,
+        "decay_rate": 0.9,
+        "lr_epoch_stair": True,
+    },
     "one_cycle": {"scheduler": "one_cycle", "lr": 0.3, "min_lr": 1e-4},
+    # the cosine's own length, restarts and lr_epoch_stair, as mindcv's recipes use them
+    "cosine_stair_after_warm_up": {  # pit, visformer, pvt_v2, ...: decay_epochs = the epochs after it
+        "scheduler": "cosine_decay",
+        "warmup_epochs": 3,
+        "warmup_factor": 0.01,
+        "decay_epochs": 7,
+        "lr_epoch_stair": True,
+    },
+    "cosine_decay_epochs_then_min_lr": {"scheduler": "cosine_decay", "warmup_epochs": 2, "decay_epochs": 5},
+    "cosine_cut_at_the_end": {  # squeezenet: the cosine runs past the training by the warm-up
+        "scheduler": "warmup_cosine_decay",
+        "warmup_epochs": 2,
+        "warmup_factor": 0.1,
+        "decay_epochs": 10,
+    },
+    "cosine_restarts_stair": {  # crossvit_15
+        "scheduler": "warmup_cosine_decay",
+        "warmup_epochs": 1,
+        "decay_epochs": 4,
+        "num_cycles": 2,
+        "lr_epoch_stair": True,
+    },
+    "cosine_restarts_decayed": {  # 5 cycles of 3 epochs in 10: the 4th is cut, the 5th never starts
+        "scheduler": "cosine_decay",
+        "decay_epochs": 3,
+        "num_cycles": 5,
+        "cycle_decay": 0.5,
+    },
 }
 
 
