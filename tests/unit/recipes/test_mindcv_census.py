@@ -54,7 +54,10 @@ def test_census_counts_each_result_and_tallies_the_arguments(tmp_path: Path, cap
     ):
         assert row in out
     tallies = out[out.index("| argument | not converted in | approximated in |") + 2 :]
-    assert tallies[: tallies.index("")] == ["| `aug_repeats` | 1 |  |", "| `gradient_accumulation_steps` |  | 1 |"]
+    assert tallies[: tallies.index("")] == [
+        "| `aug_repeats` | 1 |  |",
+        "| `gradient_accumulation_steps` |  | 1 |",
+    ]
     refusal = next(line for line in out if line.startswith("- `volo/contradiction.yaml`: "))
     assert "warmup_epochs 10 > epoch_size 3" in refusal
     # --each: every recipe, by result, with the arguments behind it
