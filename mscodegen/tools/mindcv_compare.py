@@ -2,7 +2,7 @@
 
     python -m mscodegen.tools.mindcv_compare MINDCV_CHECKOUT [--recipe configs/resnet/resnet_18_ascend.yaml]
         [--steps 20] [--image-resize 64] [--cpu-threads 1] [--work DIR]
-    make mindcv-compare MINDCV=~/src/mindcv [MINDCV_RECIPE=configs/...] [MINDCV_ARGS="--image-resize 224"]
+    make mindcv-compare MINDCV=~/src/mindcv [MINDCV_RECIPE=configs/...] [MINDCV_COMPARE_ARGS="--image-resize 224"]
 
 On CPU, on a small image folder written by examples/make_imagefolder.py (160 JPEGs of 80 px in 4
 classes, and 16 for val). The recipe is made CPU-small with the same overrides for both sides:
