@@ -53,8 +53,8 @@ def adamw_by_hand(steps: int) -> dict[str, np.ndarray]:
     b = np.array([0.25])
     x, y = (a.astype(np.float64) for a in table())
     params = {"weight": w, "bias": b}
-    m = {k: np.zeros_like(v) for k, v in params.items()}
-    v = {k: np.zeros_like(p) for k, p in params.items()}
+    m = {name: np.zeros_like(value) for name, value in params.items()}  # first moments
+    v = {name: np.zeros_like(value) for name, value in params.items()}  # second moments
     for t in range(1, steps + 1):
         error = x @ params["weight"][0] + params["bias"][0] - y  # (ROWS,)
         grads = {"weight": (2 / ROWS * error @ x)[None, :], "bias": np.array([2 / ROWS * error.sum()])}
