@@ -68,11 +68,12 @@ mindcv-census: $(STAMP)
 	$(BIN)/python -m mscodegen.tools.mindcv_census "$(MINDCV)" --devices $(or $(MINDCV_DEVICES),1) $(MINDCV_ARGS)
 
 ## mindcv-compare: mindcv's own train.py against the generated scripts of one recipe, 20 steps on CPU, per-step
-## losses as float32 bits (docs/from-mindcv.md; 1 min 27 s at its last run, 2 cores):
-##   make mindcv-compare MINDCV=~/src/mindcv    (MINDCV_RECIPE: default configs/resnet/resnet_18_ascend.yaml)
+## losses as float32 bits (docs/from-mindcv.md has each recipe's run time, 2 cores):
+##   make mindcv-compare MINDCV=~/src/mindcv    (MINDCV_RECIPE: default configs/resnet/resnet_18_ascend.yaml;
+##   MINDCV_COMPARE_ARGS: more options, e.g. "--image-resize 224" for convit, "--steps 10")
 mindcv-compare: $(STAMP)
 	@test -n "$(MINDCV)" || { echo "usage: make mindcv-compare MINDCV=<mindcv checkout>"; exit 2; }
-	$(BIN)/python -m mscodegen.tools.mindcv_compare "$(MINDCV)" $(if $(MINDCV_RECIPE),--recipe $(MINDCV_RECIPE))
+	$(BIN)/python -m mscodegen.tools.mindcv_compare "$(MINDCV)" $(if $(MINDCV_RECIPE),--recipe $(MINDCV_RECIPE)) $(MINDCV_COMPARE_ARGS)
 
 ## regenerate: rewrite generated/ from examples/ after a template or schema change
 regenerate: $(STAMP)

@@ -29,12 +29,11 @@ from mscodegen.plan.loop import (
     run_constants,
 )
 from mscodegen.plan.setup import (
-    OPTIMIZER_CLASSES,
-    OPTIMIZER_MODULES,
     ImportedName,
     Relative,
     build_runtime,
     optimizer_args,
+    optimizer_class,
     sys_paths,
 )
 from mscodegen.plan.step import build_amp, build_parallel
@@ -259,6 +258,7 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
     opt_args = optimizer_args(opt)
     if opt.weight_decay:
         opt_args.append(("weight_decay", Name(f"{short.upper()}_WEIGHT_DECAY")))
+    class_name, module = optimizer_class(opt)
     return GanNetwork(
         role=role,
         kind=kind,
@@ -266,8 +266,8 @@ def _network(cfg: GanConfig, role: Role, rel: Relative, channels: int | None) ->
         factory=factory,
         blocks=blocks,
         summary=summary,
-        optimizer_class=OPTIMIZER_CLASSES[opt.name],
-        optimizer_module=OPTIMIZER_MODULES.get(opt.name),
+        optimizer_class=class_name,
+        optimizer_module=module,
         optimizer_args=tuple(opt_args),
         grad_clip=part.grad_clip.kind if part.grad_clip else None,
         clip_weights=getattr(part, "clip_weights", None) is not None,

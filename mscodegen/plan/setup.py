@@ -46,6 +46,17 @@ OPTIMIZER_CLASSES = {
 }
 # Optimizers that are not in mindspore.nn: the module the script imports them from.
 OPTIMIZER_MODULES = {"lion": "mindcv.optim.lion"}
+# adamw with bias_correction: mindcv's AdamW (nn.AdamWeightDecay corrects no bias; nn has no other)
+ADAMW_CORRECTED = ("AdamW", "mindcv.optim.adamw")
+
+
+def optimizer_class(opt: OptimizerSection) -> tuple[str, str | None]:
+    """The class an optimizer section trains with and its module (None: mindspore.nn)."""
+    if opt.name == "adamw" and opt.bias_correction:
+        return ADAMW_CORRECTED
+    return OPTIMIZER_CLASSES[opt.name], OPTIMIZER_MODULES.get(opt.name)
+
+
 METRIC_CLASSES = {
     "accuracy": Call("nn.Accuracy"),
     "loss": Call("nn.Loss"),
@@ -415,10 +426,10 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
     note = None
     if opt.decay_filter == "all":
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
-    module = OPTIMIZER_MODULES.get(opt.name)
+    class_name, module = optimizer_class(opt)
     return Optimizer(
         opt.name,
-        OPTIMIZER_CLASSES[opt.name],
+        class_name,
         params,
         tuple(args),
         decay_rule=rule,

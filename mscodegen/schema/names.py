@@ -15,7 +15,7 @@ import builtins
 # Modules and objects the scripts import (plan.py `_imports`).
 SCRIPT_IMPORTS = frozenset(
     {
-        "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
+        "AdamW", "Callback", "CheckpointConfig", "FixedLossScaleManager", "Lion", "LossMonitor", "Mixup", "Model",
         "ModelCheckpoint", "Path", "RepeatAugSampler", "RunContext", "TimeMonitor", "amp", "argparse", "create_model", "ds", "errno", "fnmatch",
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",

@@ -1,14 +1,18 @@
 """Per-step losses of mindcv's own train.py against the scripts generated from the same recipe.
 
     python -m mscodegen.tools.mindcv_compare MINDCV_CHECKOUT [--recipe configs/resnet/resnet_18_ascend.yaml]
-        [--steps 20] [--work DIR]
-    make mindcv-compare MINDCV=~/src/mindcv
+        [--steps 20] [--image-resize 64] [--cpu-threads 1] [--work DIR]
+    make mindcv-compare MINDCV=~/src/mindcv [MINDCV_RECIPE=configs/...] [MINDCV_COMPARE_ARGS="--image-resize 224"]
 
 On CPU, on a small image folder written by examples/make_imagefolder.py (160 JPEGs of 80 px in 4
 classes, and 16 for val). The recipe is made CPU-small with the same overrides for both sides:
-distribute false, data_dir the folder, batch_size 8, image_resize 64, num_parallel_workers 2 (MindSpore
-refuses more workers than CPUs). Everything else (seed 42, shuffle, augmentation, amp O2, loss scale,
-the 120-epoch cosine) is the recipe's.
+distribute false, data_dir the folder, batch_size 8, image_resize 64 (--image-resize: 224 for a model
+built for one input size, such as convit), num_parallel_workers 2 (MindSpore refuses more workers than
+CPUs; 1 when import-mindcv writes 1 because the pipeline runs Python ops, which MindSpore reproduces
+with one worker only). MindSpore's CPU ops run on --cpu-threads threads on both sides (1 by default:
+MindSpore 2.10's CPU Dropout kernel splits its mask between its threads, which draw from one generator
+in whichever order they run, so a recipe whose model has dropout would not repeat itself with 2).
+Everything else (seed, shuffle, augmentation, amp, loss scale, optimizer, schedule) is the recipe's.
 
 - mindcv: its train.py's main() builds the dataset, loader, model, loss, scheduler, optimizer and
   trainer; only StateMonitor (logging and checkpoints) is replaced by a callback that prints each
@@ -32,6 +36,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,19 +46,21 @@ ROOT = Path(__file__).resolve().parents[2]
 OVERRIDES = {
     "distribute": False,
     "batch_size": 8,
-    "image_resize": 64,
     "num_parallel_workers": 2,
 }
 MINDCV_RUNNER = '''\
 """Run mindcv's train.py main() with StateMonitor replaced by a per-step loss printer."""
 import sys
 
+import mindspore as ms
 import numpy as np
 from mindspore.train import Callback
 
-checkout, steps = sys.argv[1], int(sys.argv[2])
+checkout, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sys.path.append(checkout)  # train.py and config.py; the installed mindcv package comes first
-sys.argv = ["train.py"] + sys.argv[3:]
+sys.argv = ["train.py"] + sys.argv[4:]
+if threads:  # what the generated scripts do with runtime.cpu_threads
+    ms.device_context.cpu.op_tuning.threads_num(threads)
 import mindcv  # noqa: E402
 import train  # noqa: E402
 
@@ -97,38 +104,58 @@ def write_data(work: Path) -> Path:
     return data
 
 
-def mindcv_losses(checkout: Path, recipe: Path, steps: int, work: Path) -> list[int]:
+def mindcv_losses(checkout: Path, recipe: Path, steps: int, threads: int, work: Path) -> list[int]:
     runner = work / "run_mindcv.py"
     runner.write_text(MINDCV_RUNNER)
-    out = run([sys.executable, str(runner), str(checkout), str(steps), "-c", str(recipe)], work)
-    print(out.splitlines()[0])
+    start = time.monotonic()
+    out = run([sys.executable, str(runner), str(checkout), str(steps), str(threads), "-c", str(recipe)], work)
+    print(f"{out.splitlines()[0]}: {time.monotonic() - start:.0f} s", flush=True)
     return [int(line.split()[2], 16) for line in out.splitlines() if line.startswith("STEP ")]
 
 
 def recorded_losses(script: Path, steps: int, work: Path) -> list[int]:
     logs = work / f"logs-{script.stem}"
     args = ["--max-steps", str(steps), "--output-dir", str(work / f"out-{script.stem}")]
+    start = time.monotonic()
     run([sys.executable, "-m", "mscodegen", "record", str(script), "--logs", str(logs), "--", *args], work)
+    print(f"{script.name}: {time.monotonic() - start:.0f} s", flush=True)
     rows = [json.loads(line) for line in (logs / "loss.jsonl").read_text().splitlines()]
     return [int(np.float32(row["loss"]).view(np.uint32)) for row in rows]
+
+
+def _set(overrides: list[str]) -> list[str]:
+    return [arg for override in overrides for arg in ("--set", override)]
 
 
 def as_float(bits: int) -> float:
     return float(np.uint32(bits).view(np.float32))
 
 
-def compare(checkout: Path, recipe_path: Path, steps: int, work: Path) -> dict[str, list[int]]:
+def compare(
+    checkout: Path, recipe_path: Path, steps: int, work: Path, *, image_resize: int = 64, cpu_threads: int = 1
+) -> dict[str, list[int]]:
     """Each run's per-step losses as float32 bits: mindcv, train_model, train_native."""
     recipe = yaml.safe_load(recipe_path.read_text())
     data = write_data(work)
-    recipe.update(OVERRIDES, data_dir=str(data), ckpt_save_dir=str(work / "ckpt-mindcv"))
+    recipe.update(
+        OVERRIDES, data_dir=str(data), ckpt_save_dir=str(work / "ckpt-mindcv"), image_resize=image_resize
+    )
     small = work / "recipe_small.yaml"
     small.write_text(yaml.safe_dump(recipe, sort_keys=False))
     config = work / "config.yaml"
     run([sys.executable, "-m", "mscodegen", "import-mindcv", str(small), "-o", str(config)], work)
-    run([sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen")], work)
+    workers = yaml.safe_load(config.read_text())["data"]["train"]["num_workers"]
+    if workers != recipe["num_parallel_workers"]:  # Python ops: one worker, on mindcv's side too
+        print(f"num_parallel_workers {workers} on both sides, as import-mindcv writes it", flush=True)
+        recipe["num_parallel_workers"] = workers
+        small.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    threads = [f"runtime.cpu_threads={cpu_threads}"] if cpu_threads else []
+    run(
+        [sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen"), *_set(threads)],
+        work,
+    )
     scripts = [work / "gen" / "train_model.py", work / "gen" / "train_native.py"]
-    columns = {"mindcv": mindcv_losses(checkout, small, steps, work)}
+    columns = {"mindcv": mindcv_losses(checkout, small, steps, cpu_threads, work)}
     for script in scripts:
         columns[script.stem] = recorded_losses(script, steps, work)
     return columns
@@ -168,17 +195,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mindcv", type=Path, help="a mindcv checkout (train.py, config.py, configs/)")
     parser.add_argument("--recipe", default="configs/resnet/resnet_18_ascend.yaml", help="under the checkout")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument(
+        "--image-resize", type=int, default=64, help="image_resize on both sides (224 for convit)"
+    )
+    parser.add_argument(
+        "--cpu-threads", type=int, default=1, help="MindSpore's CPU op threads on both sides (0: its default)"
+    )
     parser.add_argument("--work", type=Path, help="keep the data, configs, scripts and logs here")
     args = parser.parse_args(argv)
     checkout = args.mindcv.resolve()
     if not (checkout / "train.py").is_file() or not (checkout / args.recipe).is_file():
         parser.error(f"{checkout} has no train.py or no {args.recipe}: give a mindcv checkout")
+    options = {"image_resize": args.image_resize, "cpu_threads": args.cpu_threads}
     if args.work is not None:
         args.work.mkdir(parents=True, exist_ok=True)
-        columns = compare(checkout, checkout / args.recipe, args.steps, args.work.resolve())
+        columns = compare(checkout, checkout / args.recipe, args.steps, args.work.resolve(), **options)
     else:
         with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as work:
-            columns = compare(checkout, checkout / args.recipe, args.steps, Path(work))
+            columns = compare(checkout, checkout / args.recipe, args.steps, Path(work), **options)
     return 0 if report(columns, args.steps) else 1
 
 

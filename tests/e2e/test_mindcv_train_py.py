@@ -1,8 +1,11 @@
-"""mindcv's own train.py against the scripts generated from the same recipe (resnet_18_ascend), 20 steps
-on CPU, per-step losses compared as float32 bits (mscodegen/tools/mindcv_compare.py, docs/from-mindcv.md).
+"""mindcv's own train.py against the scripts generated from the same recipe, 20 steps on CPU, per-step
+losses compared as float32 bits (mscodegen/tools/mindcv_compare.py, docs/from-mindcv.md), for three
+recipes: resnet_18 (momentum), mnasnet_0.75 (rmsprop, dropout) and convit_tiny (adamw, mixup/cutmix,
+random erasing).
 
 Needs a mindcv checkout (train.py, config.py, configs/), which this repository does not ship and CI does
-not have: set MINDCV_REPO=<checkout> to run it (about 1.5 minutes on 2 cores), or `make mindcv-compare`.
+not have: set MINDCV_REPO=<checkout> to run it (docs/from-mindcv.md gives each recipe's time on 2 cores),
+or `make mindcv-compare`.
 """
 
 from __future__ import annotations
@@ -17,16 +20,21 @@ from mscodegen.tools.mindcv_compare import compare
 
 pytestmark = pytest.mark.slow
 STEPS = 20
-RECIPE = "configs/resnet/resnet_18_ascend.yaml"
+RECIPES = {  # the recipe, and compare()'s options for it
+    "resnet_18": ("configs/resnet/resnet_18_ascend.yaml", {}),
+    "mnasnet_0.75": ("configs/mnasnet/mnasnet_0.75_ascend.yaml", {}),
+    "convit_tiny": ("configs/convit/convit_tiny_ascend.yaml", {"image_resize": 224}),  # built for 224 px only
+}
 
 
-@pytest.fixture(scope="module")
-def losses(tmp_path_factory):
+@pytest.fixture(scope="module", params=list(RECIPES))
+def losses(request, tmp_path_factory):
     checkout = os.environ.get("MINDCV_REPO")
     if not checkout or not (Path(checkout) / "train.py").is_file():
         pytest.skip("set MINDCV_REPO to a mindcv checkout to compare with its train.py")
     checkout_path = Path(checkout).resolve()
-    return compare(checkout_path, checkout_path / RECIPE, STEPS, tmp_path_factory.mktemp("mindcv"))
+    recipe, options = RECIPES[request.param]
+    return compare(checkout_path, checkout_path / recipe, STEPS, tmp_path_factory.mktemp("mindcv"), **options)
 
 
 def test_mindcv_trains_and_its_losses_move(losses):

@@ -29,19 +29,16 @@ def optimizer(c: Converter) -> None:
         c.mapped("opt", "lr", "momentum", "use_nesterov")
         c.ignored("eps", mindcv_only)
     elif opt in ("adam", "adamw"):
+        # create_optimizer: nn.Adam, or mindcv's own AdamW (bias-corrected moments, which nn.AdamWeightDecay
+        # lacks): mscodegen's adamw with bias_correction is that class
         c.put("optimizer.name", opt, None if c.given("opt") else "opt (mindcv default)")
         c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.put("optimizer.beta1", 0.9)
         c.put("optimizer.beta2", 0.999)
         c.put("optimizer.eps", 1.0e-8, "mindcv's eps argument is not passed to Adam/AdamW: 1e-8")
-        c.mapped("opt", "lr")
         if opt == "adamw":
-            c.done.discard("opt")
-            c.approximated(
-                "opt",
-                "mindcv's AdamW corrects the moment estimates' bias, mscodegen's adamw "
-                "(nn.AdamWeightDecay) does not: the first steps are larger",
-            )
+            c.put("optimizer.bias_correction", True, "mindcv's AdamW (mindcv.optim.adamw.AdamW)")
+        c.mapped("opt", "lr")
         c.ignored("momentum", f"not used by opt {opt}")
         c.ignored("eps", mindcv_only)
         if nesterov and opt == "adam":

@@ -258,6 +258,26 @@ def _optimizer_device_rules(cfg: Config, _config_dir: Path | None) -> Iterator[V
         )
 
 
+@rule("optimizer", "loss_scale", "grad")
+def _adamw_loss_scale_rule(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """adamw without bias_correction is nn.AdamWeightDecay, which takes no loss_scale. A fixed loss scale
+    that keeps overflowing steps is left to the optimizer to divide (plan/step.py) unless the train cell
+    unscales the gradients first for weight decay, clipping, grad.process or accumulation."""
+    opt, ls, grad = cfg.optimizer, cfg.loss_scale, cfg.grad
+    if opt.name != "adamw" or opt.bias_correction:
+        return
+    if not isinstance(ls, FixedLossScale) or ls.drop_overflow_update:
+        return
+    if opt.weight_decay or grad.clip or grad.process or grad.accumulation_steps > 1:
+        return
+    yield (
+        ("loss_scale", "drop_overflow_update"),
+        "adamw without bias_correction is nn.AdamWeightDecay, which takes no loss_scale: with a fixed loss "
+        "scale, set drop_overflow_update: true (the gradients are unscaled before the optimizer) or "
+        "optimizer.bias_correction: true (mindcv's AdamW divides them itself)",
+    )
+
+
 @rule("grad", "data.train", "train", "parallel")
 def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     k = cfg.grad.accumulation_steps
