@@ -60,7 +60,12 @@ class Frame:
         """checkpoints.py's own imports."""
         ranked = self.ranks_checkpoints
         return imports(
-            {"checkpoints_module": True, "checkpoint": not ranked, "ranked_checkpoints": ranked, "resume": self.resumable}
+            {
+                "checkpoints_module": True,
+                "checkpoint": not ranked,
+                "ranked_checkpoints": ranked,
+                "resume": self.resumable,
+            }
         )
 
     @property

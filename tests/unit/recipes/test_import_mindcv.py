@@ -362,7 +362,7 @@ def test_vit_recipe_adamw_ema_dynamic_loss_scale(tmp_path: Path, capsys) -> None
 
     code, err, _ = run(recipe, out, capsys, "--devices", "8")
 
-    assert code == 1
+    assert code == 0  # every argument converts exactly
     config = yaml.safe_load(out.read_text())
     assert config["network"] == {
         "kind": "mindcv",
