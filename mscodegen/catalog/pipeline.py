@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mscodegen.catalog import mindcv_augment
 from mscodegen.catalog.dataset_ops import check_pipeline, load_table
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.suggest import close_matches
@@ -37,6 +38,7 @@ DTYPES = (
 # Random ops whose names do not start with "Random".
 RANDOM_OPS = frozenset(
     {"AutoAugment", "RandAugment", "TrivialAugmentWide", "UniformAugment", "CutOut", "MixUp", "RandomErasing"}
+    | {mindcv_augment.NAME}
 )
 EVAL_REPLACEMENTS = {
     "RandomResizedCrop": "Resize",
@@ -75,6 +77,11 @@ def _enum_prefix(enum: str) -> str | None:
 
 def entry_problems(entry: object, column: str) -> list[str]:
     """Every problem with one per-column pipeline entry (table check, then what a config can give)."""
+    if isinstance(entry, Mapping) and list(entry) == [mindcv_augment.NAME]:
+        kwargs = entry[mindcv_augment.NAME]
+        if not isinstance(kwargs, Mapping):
+            return [f"`{mindcv_augment.NAME}`: the arguments of an op are a mapping of keyword: value"]
+        return mindcv_augment.kwargs_problems(dict(kwargs), load_table()["enums"]["Inter"]["members"])
     problems = [msg for _, msg in check_pipeline([entry])]
     if problems:
         return problems
@@ -109,6 +116,11 @@ def _value_problems(name: str, param: dict[str, Any], value: object, column: str
         return [f"{name}: `{key}` is a dtype name, one of {', '.join(DTYPES)} (got {value!r})"]
     if "ops" in accepts:
         entries = value if isinstance(value, list) else [value]
+        nested = [i for i, e in enumerate(entries) if isinstance(e, Mapping) and mindcv_augment.NAME in e]
+        if nested:
+            return [
+                f"{name}.{key}[{nested[0]}]: {mindcv_augment.NAME} goes in the column's own list, not in {name}"
+            ]
         return [
             f"{name}.{key}[{i}]: {msg}" for i, e in enumerate(entries) for msg in entry_problems(e, column)
         ]
@@ -120,10 +132,27 @@ def _value_problems(name: str, param: dict[str, Any], value: object, column: str
 def render(entry: Entry) -> Call:
     """One entry as the script's call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
     name, kwargs = split_entry(entry)
+    if name == mindcv_augment.NAME:
+        return _render_mindcv_augment(kwargs)
     op = _op(name)
     params = {p["name"]: p for p in op["params"]}
     args = tuple((key, _value(params[key], value)) for key, value in kwargs.items())
     return Call(f"{MODULE_ALIASES[op['module']]}.{op['class']}", kwargs=args)
+
+
+def _render_mindcv_augment(kwargs: dict[str, Any]) -> Call:
+    """`rand_augment_transform("randaug-m9-...", {"translate_const": 100, "img_mean": (124, 116, 104),
+    "interpolation": vision.Inter.BICUBIC})`: the hparams dict mindcv's transforms_imagenet_train passes."""
+    policy = kwargs["policy"]
+    hparams: dict[str, Any] = {}
+    if "translate_const" in kwargs:
+        hparams["translate_const"] = kwargs["translate_const"]
+    if "img_mean" in kwargs:  # a tuple, as mindcv gives it: MindSpore's fill_value refuses a list
+        mean = kwargs["img_mean"]
+        hparams["img_mean"] = tuple(mean) if isinstance(mean, list) else mean
+    if "interpolation" in kwargs:
+        hparams["interpolation"] = Name(f"vision.Inter.{kwargs['interpolation']}")
+    return Call(mindcv_augment.function(policy), (policy, hparams))
 
 
 def _value(param: dict[str, Any], value: Any) -> Any:
@@ -152,6 +181,10 @@ def modules(entries: Sequence[Entry]) -> set[str]:
     used: set[str] = set()
     for entry in entries:
         name, kwargs = split_entry(entry)
+        if name == mindcv_augment.NAME:  # the function's own name: plan/imports.py imports it from mindcv
+            used.add(mindcv_augment.function(kwargs["policy"]))
+            used |= {"vision"} if "interpolation" in kwargs else set()
+            continue
         op = _op(name)
         used.add(MODULE_ALIASES[op["module"]])
         for param in op["params"]:
@@ -209,7 +242,7 @@ def output_size(entries: Sequence[Entry]) -> tuple[int, int] | None | bool:
 
 def python_only(entries: Sequence[Entry]) -> list[str]:
     """Ops that run in Python only (reproducible with one worker only)."""
-    return [n for n in names(entries) if _op(n)["impl"] == "python"]
+    return [n for n in names(entries) if n == mindcv_augment.NAME or _op(n)["impl"] == "python"]
 
 
 # ---- batch-level ops (data.train.batch_transforms) -----------------------------------------------------

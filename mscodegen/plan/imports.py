@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from mscodegen.catalog import mindcv_augment
 from mscodegen.plan.data import DatasetFn
 
 
@@ -42,6 +43,8 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "text": _from("mindspore.dataset", "text"),
     "load_digits": _from("sklearn.datasets", "load_digits"),
     "mixup": _from("mindcv.data.mixup", "Mixup"),
+    # mindcv.auto_augment: the mindcv function its policy names
+    **{f: _from(mindcv_augment.MODULE, f) for f in sorted(set(mindcv_augment.FUNCTIONS.values()))},
     "initializer": _from("mindspore.common", "initializer"),
     "create_model": _from("mindcv.models", "create_model"),
     "ops": _from("mindspore", "ops"),
@@ -74,6 +77,7 @@ def data_needs(functions: Sequence[DatasetFn], helpers: Sequence[str], resumable
         "transforms": any(f.label_cast for f in functions) or "transforms" in modules,
         "text": "text" in modules,
         "mixup": "mindcv" in modules,
+        **{f: f in modules for f in sorted(set(mindcv_augment.FUNCTIONS.values()))},
     }
 
 
