@@ -63,12 +63,17 @@ def function(policy: str) -> str:
 
 
 def policy_problem(policy: object) -> str | None:
-    """Why `policy` is not a string mindcv 0.3.0 builds (with POLICY_GRAMMAR in the message), or None."""
+    """Why `policy` is not a string mindcv 0.3.0 builds (POLICY_GRAMMAR ends the message), or None."""
+    why = _policy_why(policy)
+    return None if why is None else f"{why}; mindcv's policies: {POLICY_GRAMMAR}"
+
+
+def _policy_why(policy: object) -> str | None:
     if not isinstance(policy, str):
-        return f"`policy` is a string: {POLICY_GRAMMAR}"
+        return f"`policy` is a string, not {policy!r}"
     name, *sections = policy.split("-")
     if name not in FUNCTIONS:
-        return f"{policy!r} names no mindcv policy: {POLICY_GRAMMAR}"
+        return f"{policy!r} names no mindcv policy ({name!r})"
     kinds = SECTIONS[FUNCTIONS[name]]
     for section in sections:
         # mindcv: re.split(r"(\d.*)", section) -> the key before the first digit, the number after it
@@ -76,11 +81,12 @@ def policy_problem(policy: object) -> str | None:
             re.split(r"(\d)", section, maxsplit=1) if re.search(r"\d", section) else (section, "", "")
         )
         if key not in kinds:
-            return f"{policy!r}: {name} takes no section {key or section!r}: {POLICY_GRAMMAR}"
+            return f"{policy!r}: {name} takes no section {key or section!r}"
         if not re.fullmatch(NUMBERS[kinds[key]], digit + number):
-            return f"{policy!r}: section {section!r} needs {'an integer' if kinds[key] == 'int' else 'a number'} after {key!r}: {POLICY_GRAMMAR}"
+            number_kind = "an integer" if kinds[key] == "int" else "a number"
+            return f"{policy!r}: section {section!r} needs {number_kind} after {key!r}"
         if name == "randaug" and key == "w" and int(digit + number) != 0:
-            return f"{policy!r}: mindcv has one set of op weights, w0 (it asserts so): {POLICY_GRAMMAR}"
+            return f"{policy!r}: mindcv has one set of op weights, w0 (it asserts so)"
     return None
 
 
@@ -94,7 +100,7 @@ def kwargs_problems(kwargs: dict[str, Any], inter_members: list[str]) -> list[st
     if "policy" not in kwargs:
         problems.append(f"{NAME}: missing required argument `policy` ({POLICY_GRAMMAR})")
     elif not isinstance(kwargs["policy"], str):
-        problems.append(f"{NAME}: `policy` is a string: {POLICY_GRAMMAR}")
+        problems.append(f"{NAME}: `policy` is a string ({POLICY_GRAMMAR})")
     const = kwargs.get("translate_const", 0)
     if not _is_int(const) or const < 0:
         problems.append(f"{NAME}: `translate_const` is an integer of at least 0 (got {const!r})")
