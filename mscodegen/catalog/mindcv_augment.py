@@ -48,6 +48,9 @@ SECTIONS: dict[str, dict[str, str]] = {  # section -> its number's kind
     "auto_augment_transform": {"mstd": "float"},
     "trivial_augment_wide_transform": {"m": "int"},
 }
+# The functions whose ops draw from numpy's global generator (np.random.choice of the ops), as mindcv's
+# Mixup does; auto_augment_transform draws from Python's `random` only.
+NUMPY_GLOBAL = frozenset({"rand_augment_transform", "trivial_augment_wide_transform"})
 POLICY_GRAMMAR = (
     "randaug[-m<int>][-n<int>][-w0][-mstd<float>][-mmax<int>][-inc<int>], "
     "autoaug|autoaugr|3a[-mstd<float>] or trivialaugwide[-m<int>] (sections in any order), "

@@ -243,6 +243,20 @@ def python_only(entries: Sequence[Entry]) -> list[str]:
     return [n for n in names(entries) if n == mindcv_augment.NAME or _op(n)["impl"] == "python"]
 
 
+def shares_numpy_generator(entries: Sequence[Entry], batch_entries: Sequence[Entry]) -> bool:
+    """A column's mindcv.auto_augment (RandAugment, TrivialAugmentWide) and data.train's mindcv.Mixup both draw
+    from numpy's global generator. Two maps run in two threads, so the order of their draws would change from
+    run to run (measured: another batch at step 1 or 2 of three runs of the same seed); the column's map then
+    runs in a process of its own (python_multiprocessing), whose generators MindSpore seeds with the dataset
+    seed. mindcv's own train.py shares the generator between the threads: its runs are not reproducible."""
+    mixup = MINDCV_MIXUP in names(batch_entries)
+    return mixup and any(
+        mindcv_augment.function(kwargs["policy"]) in mindcv_augment.NUMPY_GLOBAL
+        for name, kwargs in map(split_entry, entries)
+        if name == mindcv_augment.NAME
+    )
+
+
 # ---- batch-level ops (data.train.batch_transforms) -----------------------------------------------------
 
 MINDCV_MIXUP = "mindcv.Mixup"

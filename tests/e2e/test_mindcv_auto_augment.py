@@ -3,7 +3,7 @@
 - Independent of the generator's cells: the generated `create_train_dataset` and mindcv 0.3.0's
   `create_transforms` (mindcv's code, on a dataset built here) give the same image arrays, to the bit,
   from the same seed, for a RandAugment and an AutoAugment policy; and the policy changed the images.
-- Both variants of a config using it are `==` (two steps).
+- Both variants of a config using it with mindcv.Mixup are `==` (two steps).
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ data:
         - HWC2CHW: {{}}
       label:
         - TypeCast: {{data_type: int32}}
+"""
+MIXUP = """\
+    batch_transforms:
+      - mindcv.Mixup: {mixup_alpha: 0.2, cutmix_alpha: 1.0, prob: 1.0, switch_prob: 0.5, num_classes: 10}
 """
 # Imports the generated script (its main() runs only as __main__) and, separately, builds mindcv's own
 # transforms on the same folder; the same seed before each; prints whether every image is equal.
@@ -131,6 +135,12 @@ def test_generated_augmentation_is_mindcvs_create_transforms(tmp_path):
         assert found[policy]["changed"] == 2  # the policy changed both batches: the equality is not trivial
 
 
-def test_both_variants_equal_with_mindcv_rand_augment(tmp_path):
-    model, native = run_both(_config(tmp_path, POLICIES[0]), tmp_path, steps=2)
+def test_both_variants_equal_with_mindcv_rand_augment_and_mixup(tmp_path):
+    # with mindcv.Mixup, which draws from numpy's global generator as RandAugment does: the image map runs in
+    # a process of its own, else the two maps' threads would take turns at the generator in a varying order
+    config = _config(tmp_path, POLICIES[0])
+    config.write_text(config.read_text() + MIXUP, encoding="utf-8")
+    scripts = generate_both(config, tmp_path / "scripts")
+    assert "python_multiprocessing=True" in scripts["native"].read_text()
+    model, native = run_both(config, tmp_path, steps=2)
     assert_identical(model, native, steps=2)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mscodegen.catalog import mindcv_augment
+from mscodegen.catalog import mindcv_augment, pipeline
 from mscodegen.catalog.dataset_ops import load_table
 from mscodegen.recipes.mindcv._converter import Converter
 from mscodegen.recipes.mindcv._data import IMAGE_FOLDER_DATASETS
@@ -94,6 +94,17 @@ def augmentation(c: Converter) -> None:
     if dataset in (*IMAGE_FOLDER_DATASETS, "mnist", "cifar10"):
         c.mapped("image_resize")
     python_ops += _mixing(c, data["train"], dataset)
+    policy = c.opt_str("auto_augment") if mindcv_augment.NAME in python_ops else None
+    if (
+        policy
+        and pipeline.MINDCV_MIXUP in python_ops
+        and mindcv_augment.function(policy) in mindcv_augment.NUMPY_GLOBAL
+    ):
+        c.result.notes.append(
+            f"{mindcv_augment.function(policy)} and Mixup both draw from numpy's global generator: mindcv's "
+            "train.py runs them in two threads, which take turns at it in an order that changes from run to "
+            "run; the scripts run the image ops in a process of their own (reproducible, not mindcv's order)"
+        )
     if python_ops and data["train"]["num_workers"] > 1:
         workers = data["train"]["num_workers"]
         data["train"]["num_workers"] = 1

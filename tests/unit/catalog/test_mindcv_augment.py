@@ -135,3 +135,19 @@ def test_scripts_import_it_and_predict_does_not(tmp_path):
         assert '        trivial_augment_wide_transform("trivialaugwide", {"img_mean": 0}),\n' in text
         assert "    # mindcv.auto_augment runs in Python: one thread keeps it reproducible" in text
     assert "augment" not in (tmp_path / "out" / "predict.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("policy", "process"), [("randaug-m9", True), ("trivialaugwide", True), ("autoaug", False)]
+)
+def test_its_map_runs_in_a_process_beside_mixup_when_both_draw_from_numpy(tmp_path, policy, process):
+    mixup = "    batch_transforms: [{mindcv.Mixup: {num_classes: 10}}]\n    batch_size: 8\n"
+    path = tmp_path / "cfg.yaml"
+    path.write_text(CONFIG % f"mindcv.auto_augment: {{policy: {policy}}}" + mixup, encoding="utf-8")
+    text = generate_both(path, tmp_path / "out")["native"].read_text()
+    assert ("python_multiprocessing=True" in text) is process
+    assert (
+        "# mindcv.auto_augment runs in a process: a thread would share numpy's generator" in text
+    ) is process
+    without = pipeline.shares_numpy_generator([{"mindcv.auto_augment": {"policy": policy}}], [])
+    assert without is False  # no Mixup: one thread draws alone
