@@ -961,6 +961,9 @@ def test_auto_augment_policies_are_mindcvs_own(tmp_path: Path, capsys, auto_augm
     # the flips, then the policy in color_jitter's place (transforms_imagenet_train ignores color_jitter)
     assert image[:3] == AUGMENT_TRAIN[:3]
     assert image[3:] == [mindcv_augment(auto_augment)] + AUGMENT_TRAIN[4:]
+    # with mixup: RandAugment and TrivialAugmentWide draw from numpy's generator as Mixup does, autoaug does not
+    shared = "draw from numpy's global generator: mindcv's train.py runs them in two threads"
+    assert any(shared in line for line in err) is auto_augment.startswith(("randaug", "trivialaugwide"))
     assert (
         "#   color_jitter = [0.1, 0.2, 0.3, 0.05] (mindcv ignores it when auto_augment is set)"
         in out.read_text()
