@@ -32,7 +32,7 @@ RECIPES = {
 }
 # The pipeline's Python augmentation draws from the global generators in its thread; in one of two
 # runs of ghostnet_050, train_native's batch 16 differed (docs/from-mindcv.md): not reproducible yet.
-RACY = "Python augmentation shares the global generators with the main thread (docs/from-mindcv.md)"
+RACY = "train_native's batch 16 differed in one run of two (docs/from-mindcv.md)"
 
 
 @pytest.fixture(scope="module", params=list(RECIPES), ids=lambda r: Path(r).stem)
