@@ -419,7 +419,8 @@ def _workers(spec: DatasetSpec) -> tuple[Kwargs, int | None]:
 def _python_note(
     entries: Sequence[pipeline.Entry], spec: DatasetSpec, batch_entries: Sequence[pipeline.Entry]
 ) -> list[Step]:
-    """One line where a column's ops run in Python with one thread: why one, and why not processes.
+    """One line where a column's ops run in Python with one thread: why one, and why not processes (except
+    where they share numpy's generator with mindcv.Mixup: pipeline.shares_numpy_generator).
 
     Measured by `python -m bench.pipeline` (docs/speed.md, mindcv's ImageNet augmentation on 2 cores):
     2 threads gave 1.09x of 1 (inside the noise: RandomErasing holds the GIL), and 2 processes
