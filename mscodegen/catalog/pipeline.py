@@ -14,6 +14,9 @@ what the table's `accepts` kinds mean for a config, and how each value is spelle
 Eval pipelines derived from a train pipeline keep its deterministic part (`eval_entries`):
 `RandomResizedCrop(size)` and `RandomCropDecodeResize(size)` become `Resize(size)` (the eval source decodes),
 `RandomCrop(size)` becomes `CenterCrop(size)`, and every other random op (a name starting with `Random`, and those in `RANDOM_OPS`) is dropped.
+
+One entry is not a MindSpore op: `mindcv.auto_augment` (catalog/mindcv_augment.py), mindcv's own
+RandAugment/AutoAugment/TrivialAugmentWide, rendered as the call of the mindcv function its policy names.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mscodegen.catalog import mindcv_augment
 from mscodegen.catalog.dataset_ops import check_pipeline, load_table
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.suggest import close_matches
@@ -37,6 +41,7 @@ DTYPES = (
 # Random ops whose names do not start with "Random".
 RANDOM_OPS = frozenset(
     {"AutoAugment", "RandAugment", "TrivialAugmentWide", "UniformAugment", "CutOut", "MixUp", "RandomErasing"}
+    | {mindcv_augment.NAME}
 )
 EVAL_REPLACEMENTS = {
     "RandomResizedCrop": "Resize",
@@ -75,6 +80,11 @@ def _enum_prefix(enum: str) -> str | None:
 
 def entry_problems(entry: object, column: str) -> list[str]:
     """Every problem with one per-column pipeline entry (table check, then what a config can give)."""
+    if isinstance(entry, Mapping) and list(entry) == [mindcv_augment.NAME]:
+        kwargs = entry[mindcv_augment.NAME]
+        if not isinstance(kwargs, Mapping):
+            return [f"`{mindcv_augment.NAME}`: the arguments of an op are a mapping of keyword: value"]
+        return mindcv_augment.kwargs_problems(dict(kwargs), load_table()["enums"]["Inter"]["members"])
     problems = [msg for _, msg in check_pipeline([entry])]
     if problems:
         return problems
@@ -120,10 +130,27 @@ def _value_problems(name: str, param: dict[str, Any], value: object, column: str
 def render(entry: Entry) -> Call:
     """One entry as the script's call, e.g. `vision.Resize(size=[16, 16])`; the entry passed entry_problems."""
     name, kwargs = split_entry(entry)
+    if name == mindcv_augment.NAME:
+        return _render_mindcv_augment(kwargs)
     op = _op(name)
     params = {p["name"]: p for p in op["params"]}
     args = tuple((key, _value(params[key], value)) for key, value in kwargs.items())
     return Call(f"{MODULE_ALIASES[op['module']]}.{op['class']}", kwargs=args)
+
+
+def _render_mindcv_augment(kwargs: dict[str, Any]) -> Call:
+    """`rand_augment_transform("randaug-m9-...", {"translate_const": 100, "img_mean": (124, 116, 104),
+    "interpolation": vision.Inter.BICUBIC})`: the hparams dict mindcv's transforms_imagenet_train passes."""
+    policy = kwargs["policy"]
+    hparams: dict[str, Any] = {}
+    if "translate_const" in kwargs:
+        hparams["translate_const"] = kwargs["translate_const"]
+    if "img_mean" in kwargs:  # a tuple, as mindcv gives it: MindSpore's fill_value refuses a list
+        mean = kwargs["img_mean"]
+        hparams["img_mean"] = tuple(mean) if isinstance(mean, list) else mean
+    if "interpolation" in kwargs:
+        hparams["interpolation"] = Name(f"vision.Inter.{kwargs['interpolation']}")
+    return Call(mindcv_augment.function(policy), (policy, hparams))
 
 
 def _value(param: dict[str, Any], value: Any) -> Any:
@@ -152,6 +179,10 @@ def modules(entries: Sequence[Entry]) -> set[str]:
     used: set[str] = set()
     for entry in entries:
         name, kwargs = split_entry(entry)
+        if name == mindcv_augment.NAME:  # the function's own name: plan/imports.py imports it from mindcv
+            used.add(mindcv_augment.function(kwargs["policy"]))
+            used |= {"vision"} if "interpolation" in kwargs else set()
+            continue
         op = _op(name)
         used.add(MODULE_ALIASES[op["module"]])
         for param in op["params"]:
@@ -209,7 +240,21 @@ def output_size(entries: Sequence[Entry]) -> tuple[int, int] | None | bool:
 
 def python_only(entries: Sequence[Entry]) -> list[str]:
     """Ops that run in Python only (reproducible with one worker only)."""
-    return [n for n in names(entries) if _op(n)["impl"] == "python"]
+    return [n for n in names(entries) if n == mindcv_augment.NAME or _op(n)["impl"] == "python"]
+
+
+def shares_numpy_generator(entries: Sequence[Entry], batch_entries: Sequence[Entry]) -> bool:
+    """A column's mindcv.auto_augment (RandAugment, TrivialAugmentWide) and data.train's mindcv.Mixup both draw
+    from numpy's global generator. Two maps run in two threads, so the order of their draws would change from
+    run to run (measured: another batch at step 1 or 2 of three runs of the same seed); the column's map then
+    runs in a process of its own (python_multiprocessing), whose generators MindSpore seeds with the dataset
+    seed. mindcv's own train.py shares the generator between the threads: its runs are not reproducible."""
+    mixup = MINDCV_MIXUP in names(batch_entries)
+    return mixup and any(
+        mindcv_augment.function(kwargs["policy"]) in mindcv_augment.NUMPY_GLOBAL
+        for name, kwargs in map(split_entry, entries)
+        if name == mindcv_augment.NAME
+    )
 
 
 # ---- batch-level ops (data.train.batch_transforms) -----------------------------------------------------

@@ -449,8 +449,11 @@ def _workers(spec: DatasetSpec) -> tuple[Kwargs, int | None]:
     return ((("num_parallel_workers", 1),) if one else ()), None
 
 
-def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> list[Step]:
-    """One line where a column's ops run in Python with one thread: why one, and why not processes.
+def _python_note(
+    entries: Sequence[pipeline.Entry], spec: DatasetSpec, batch_entries: Sequence[pipeline.Entry]
+) -> list[Step]:
+    """One line where a column's ops run in Python with one thread: why one, and why not processes (except
+    where they share numpy's generator with mindcv.Mixup: pipeline.shares_numpy_generator).
 
     Measured by `python -m bench.pipeline` (docs/speed.md, mindcv's ImageNet augmentation on 2 cores):
     2 threads gave 1.09x of 1 (inside the noise: RandomErasing holds the GIL), and 2 processes
@@ -461,6 +464,8 @@ def _python_note(entries: Sequence[pipeline.Entry], spec: DatasetSpec) -> list[S
         return []
     ops = ", ".join(dict.fromkeys(slow))
     why = "in Python: one thread keeps it reproducible, more were no faster"
+    if pipeline.shares_numpy_generator(entries, batch_entries):
+        why = "in a process: a thread would share numpy's generator with Mixup's"
     return [Comment(f"{ops} {'run' if ',' in ops else 'runs'} {why}")]
 
 
@@ -492,14 +497,18 @@ _ONE_HOT_COMMENTS = {
 def _map_steps(cfg: Config | GanConfig, spec: DatasetSpec, split: str, workers: Kwargs) -> list[Step]:
     """The per-column pipelines (or the fixed form's image ops), the label cast, the one-hot labels."""
     pipelines = pipelines_of(cfg.data, split)
+    batch_entries = _batch_entries(cfg, split)
     columns: list[tuple[str, list[Call], list[Step]]] = (
         [("image", _fixed_ops(spec), [])]
         if pipelines is None
         else [
-            (c, [pipeline.render(e) for e in es or []], _python_note(es or [], spec))
+            (c, [pipeline.render(e) for e in es or []], _python_note(es or [], spec, batch_entries))
             for c, es in pipelines.items()
         ]
     )
+    processes = {
+        c for c, es in (pipelines or {}).items() if pipeline.shares_numpy_generator(es or [], batch_entries)
+    }
     steps: list[Step] = []
     kept = batch_columns(cfg.data, spec) if isinstance(cfg, Config) else columns_of(spec)
     if kept != columns_of(spec):  # labels: [image]: the source's labels go unread
@@ -507,6 +516,8 @@ def _map_steps(cfg: Config | GanConfig, spec: DatasetSpec, split: str, workers: 
         columns = [(c, ops, note) for c, ops, note in columns if c in kept]
     for column, ops, note in columns:
         kwargs = (("input_columns", column), *workers)
+        if column in processes:
+            kwargs += (("python_multiprocessing", True),)
         if len(ops) == 1:
             steps += [*note, Map("map", ops[0], kwargs)]
         elif ops:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from mscodegen.catalog import mindcv_augment
 from mscodegen.plan.data import DatasetFn
 
 
@@ -43,6 +44,8 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "load_digits": _from("sklearn.datasets", "load_digits"),
     "mixup": _from("mindcv.data.mixup", "Mixup"),
     "repeat_aug_sampler": _from("mindcv.data.distributed_sampler", "RepeatAugSampler"),
+    # mindcv.auto_augment: the mindcv function its policy names
+    **{f: _from(mindcv_augment.MODULE, f) for f in sorted(set(mindcv_augment.FUNCTIONS.values()))},
     "initializer": _from("mindspore.common", "initializer"),
     "create_model": _from("mindcv.models", "create_model"),
     "ops": _from("mindspore", "ops"),
@@ -76,6 +79,7 @@ def data_needs(functions: Sequence[DatasetFn], helpers: Sequence[str], resumable
         "text": "text" in modules,
         "mixup": "mindcv" in modules,
         "repeat_aug_sampler": any(f.repeat_sampler for f in functions),
+        **{f: f in modules for f in sorted(set(mindcv_augment.FUNCTIONS.values()))},
     }
 
 

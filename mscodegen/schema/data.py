@@ -100,7 +100,11 @@ TransformsField = Annotated[
             "Either the fixed form (resize, rescale, normalize, hwc_to_chw) or, per column (`image`, "
             "`label`, or an imported source's `columns`), an ordered list of MindSpore dataset ops `{OpName: {kwargs}}` (MMPretrain style), "
             "e.g. `image: [{RandomResizedCrop: {size: 32}}, {HWC2CHW: {}}]`; nothing is added implicitly. "
-            "Enum values by member name (`interpolation: BILINEAR`), dtypes by name (`data_type: int32`)."
+            "Enum values by member name (`interpolation: BILINEAR`), dtypes by name (`data_type: int32`). "
+            "One entry is mindcv's, not MindSpore's: `{mindcv.auto_augment: {policy, translate_const, img_mean, "
+            "interpolation}}` calls mindcv's own RandAugment/AutoAugment/TrivialAugmentWide as its "
+            "create_transforms does (policy e.g. `randaug-m9-mstd0.5-inc1` or `autoaug`; the other keys are "
+            "its hparams), on uint8 HWC images, in Python."
         )
     ),
 ]

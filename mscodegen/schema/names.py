@@ -20,6 +20,7 @@ SCRIPT_IMPORTS = frozenset(
         "get_group_size", "get_rank", "init", "initializer", "json", "load_digits", "math", "ms", "nn", "np",
         "ops", "os", "re", "sys", "text", "time", "transforms", "vision",
         "csv", "Image",  # predict.py
+        "auto_augment_transform", "rand_augment_transform", "trivial_augment_wide_transform",  # mindcv.auto_augment
     }
 )  # fmt: skip
 

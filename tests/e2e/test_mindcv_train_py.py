@@ -1,7 +1,8 @@
 """mindcv's own train.py against the scripts generated from the same recipe, 20 steps on CPU, per-step
-losses compared as float32 bits (mscodegen/tools/mindcv_compare.py, docs/from-mindcv.md), for three
-recipes: resnet_18 (momentum), mnasnet_0.75 (rmsprop, dropout) and convit_tiny (adamw, mixup/cutmix,
-random erasing).
+losses compared as float32 bits (mscodegen/tools/mindcv_compare.py, docs/from-mindcv.md), for four
+recipes: resnet_18 (momentum), mnasnet_0.75 (rmsprop, dropout), convit_tiny (adamw, mixup/cutmix,
+random erasing) and ghostnet_050 (mindcv's RandAugment and RandomErasing; a fixed loss scale, the only
+kind mindcv's train.py builds on CPU).
 
 Needs a mindcv checkout (train.py, config.py, configs/), which this repository does not ship and CI does
 not have: set MINDCV_REPO=<checkout> to run it (docs/from-mindcv.md gives each recipe's time on 2 cores),
@@ -15,15 +16,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from mscodegen.tools.mindcv_compare import compare
 
 pytestmark = pytest.mark.slow
 STEPS = 20
-RECIPES = {  # the recipe, and compare()'s options for it
-    "resnet_18": ("configs/resnet/resnet_18_ascend.yaml", {}),
-    "mnasnet_0.75": ("configs/mnasnet/mnasnet_0.75_ascend.yaml", {}),
-    "convit_tiny": ("configs/convit/convit_tiny_ascend.yaml", {"image_resize": 224}),  # built for 224 px only
+RECIPES = {  # the recipe, the keys changed for CPU, and compare()'s options for it
+    "resnet_18": ("configs/resnet/resnet_18_ascend.yaml", {}, {}),
+    "mnasnet_0.75": ("configs/mnasnet/mnasnet_0.75_ascend.yaml", {}, {}),
+    "convit_tiny": ("configs/convit/convit_tiny_ascend.yaml", {}, {"image_resize": 224}),  # 224 px only
+    "ghostnet_050": (
+        "configs/ghostnet/ghostnet_050_ascend.yaml",
+        {"loss_scale_type": "fixed", "loss_scale": 1024, "drop_overflow_update": False},
+        {},
+    ),
 }
 
 
@@ -33,8 +40,14 @@ def losses(request, tmp_path_factory):
     if not checkout or not (Path(checkout) / "train.py").is_file():
         pytest.skip("set MINDCV_REPO to a mindcv checkout to compare with its train.py")
     checkout_path = Path(checkout).resolve()
-    recipe, options = RECIPES[request.param]
-    return compare(checkout_path, checkout_path / recipe, STEPS, tmp_path_factory.mktemp("mindcv"), **options)
+    work = tmp_path_factory.mktemp("mindcv")
+    path, edits, options = RECIPES[request.param]
+    recipe = checkout_path / path
+    if edits:
+        edited = yaml.safe_load(recipe.read_text()) | edits
+        recipe = work / f"{recipe.stem}_cpu.yaml"
+        recipe.write_text(yaml.safe_dump(edited, sort_keys=False))
+    return compare(checkout_path, recipe, STEPS, work, **options)
 
 
 def test_mindcv_trains_and_its_losses_move(losses):

@@ -7,24 +7,26 @@ What mindcv 0.3.0 builds, and what it becomes:
   bytes (`decode: false`, as mindcv's ImageFolderDataset): the train pipeline starts with
   `RandomCropDecodeResize` (a JPEG decoded in the crop's columns only), the eval one with `Decode`.
   `Normalize` takes mindcv's 0-255 mean/std as they are: the
-  pipeline form adds no Rescale. mindcv's own auto-augment policies (a port of timm's, in Python) become
-  MindSpore's `RandAugment` / `AutoAugment` / `TrivialAugmentWide` (torchvision's algorithms):
-  approximated, each difference named; `augmix`, `autoaugr` and `3a` have no MindSpore op;
+  pipeline form adds no Rescale. mindcv's own auto-augment policies (a port of timm's, in Python;
+  MindSpore's RandAugment/AutoAugment/TrivialAugmentWide are torchvision's, other algorithms) stay
+  mindcv's: a `mindcv.auto_augment` entry, which the script builds with mindcv's function; `augmix` is
+  not converted;
 - cifar10: `transforms_cifar` (random 4-pixel-padded crop and flip for training), exactly;
 - mnist: `transforms_mnist`, in the fixed form (Resize, Rescale, Normalize, HWC2CHW);
 - every dataset: `create_loader`'s TypeCast(int32) of the labels and its mixup/cutmix, mindcv's own
   `Mixup(mixup_alpha=mixup, cutmix_alpha=cutmix, prob=cutmix_prob, switch_prob=0.5, label_smoothing=0.0,
   num_classes)` (mindcv/data/loader.py), as data.train.batch_transforms.
 
-mindcv itself is not imported: the rules restate its code and cite the function they follow.
+mindcv itself is not imported: the rules restate its code and cite the function they follow (the
+scripts import mindcv's auto-augment functions and Mixup).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
+from mscodegen.catalog import mindcv_augment, pipeline
 from mscodegen.catalog.dataset_ops import load_table
 from mscodegen.recipes.mindcv._converter import Converter
 from mscodegen.recipes.mindcv._data import IMAGE_FOLDER_DATASETS
@@ -92,6 +94,17 @@ def augmentation(c: Converter) -> None:
     if dataset in (*IMAGE_FOLDER_DATASETS, "mnist", "cifar10"):
         c.mapped("image_resize")
     python_ops += _mixing(c, data["train"], dataset)
+    policy = c.opt_str("auto_augment") if mindcv_augment.NAME in python_ops else None
+    if (
+        policy
+        and pipeline.MINDCV_MIXUP in python_ops
+        and mindcv_augment.function(policy) in mindcv_augment.NUMPY_GLOBAL
+    ):
+        c.result.notes.append(
+            f"{mindcv_augment.function(policy)} and Mixup both draw from numpy's global generator: mindcv's "
+            "train.py runs them in two threads, which take turns at it in an order that changes from run to "
+            "run; the scripts run the image ops in a process of their own (reproducible, not mindcv's order)"
+        )
     if python_ops and data["train"]["num_workers"] > 1:
         workers = data["train"]["num_workers"]
         data["train"]["num_workers"] = 1
@@ -201,16 +214,17 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         if c.float_(key) > 0:
             image.add(op, {"prob": c.float_(key)}, c.src(key))
         c.mapped(key)
+    python_ops = []
     auto_augment = c.opt_str("auto_augment")
     if auto_augment is not None:
-        _auto_augment(c, image, auto_augment, inter, mean)
+        if _auto_augment(c, image, auto_augment, inter, size):
+            python_ops.append(mindcv_augment.NAME)
         c.ignored("color_jitter", "mindcv ignores it when auto_augment is set")
     else:
         c.mapped("auto_augment")
         _color_jitter(c, image)
     image.add("Normalize", {"mean": mean, "std": std}, normalize_note)
     image.add("HWC2CHW", {})
-    python_ops = []
     if c.float_("re_prob") > 0:
         image.add(
             "RandomErasing",
@@ -301,134 +315,31 @@ def _color_jitter(c: Converter, image: Pipeline) -> None:
 # ---- auto_augment ----------------------------------------------------------------------------------------
 
 
-def _sections(parts: list[str]) -> list[tuple[str, str]]:
-    """mindcv's parse of the parts after the policy name: re.split(r"(\\d.*)", part)[:2], a part without
-    a digit skipped."""
-    out = []
-    for part in parts:
-        pieces = re.split(r"(\d.*)", part)
-        if len(pieces) >= 2:
-            out.append((pieces[0], pieces[1]))
-    return out
-
-
-def _fill(mean: list[float]) -> dict[str, Any]:
-    """The fill_value kwarg for mindcv's img_mean = min(255, round(x)) per channel: an int when the
-    channels agree, else the list (the script writes it as the tuple MindSpore takes)."""
-    img_mean = [min(255, round(v)) for v in mean]
-    return {"fill_value": img_mean[0] if len(set(img_mean)) == 1 else img_mean}
-
-
-def _auto_augment(c: Converter, image: Pipeline, text: str, inter: str, mean: list[float]) -> None:
-    """transforms_imagenet_train's dispatch on the string's start (mindcv/data/auto_augment.py)."""
-    policy, *parts = text.split("-")
-    sections = _sections(parts)
-    fill = _fill(mean)
-    if text.startswith("randaug"):
-        _rand_augment(c, image, policy, sections, inter, fill)
-    elif text.startswith(("autoaug", "3a")):
-        unknown = [k for k, _ in sections if k != "mstd"]
-        if policy not in ("autoaug", "autoaugr", "3a") or unknown:
-            c.unconverted("auto_augment", "mindcv's auto_augment_transform rejects it")
-        elif policy != "autoaug":
-            c.unconverted(
-                "auto_augment",
-                f"no MindSpore op has mindcv's {policy!r} policy (AutoAugment's policies are IMAGENET, CIFAR10, SVHN)",
-            )
-        else:
-            image.add(
-                "AutoAugment",
-                {"policy": "IMAGENET", "interpolation": inter, **fill},
-                f"auto_augment {text!r}, approximated",
-            )
-            c.approximated(
-                "auto_augment",
-                "AutoAugment(policy=IMAGENET) is MindSpore's (torchvision's) version of the same "
-                "ImageNet policy: it takes each magnitude as one of 10 bins of the op's range (9 is "
-                "the maximum), mindcv as magnitude/10 of it with its own ranges (PosterizeOriginal) "
-                "and a normal noise of std 0.5 on each magnitude (auto_augment_transform sets "
-                "magnitude_std 0.5 before it reads mstd, so mstd changes nothing)",
-            )
-    elif text.startswith("trivialaugwide"):
-        unknown = [k for k, _ in sections if k != "m"]
-        if policy != "trivialaugwide" or unknown:
-            c.unconverted("auto_augment", "mindcv's trivial_augment_wide_transform rejects it")
-            return
-        image.add(
-            "TrivialAugmentWide", {"interpolation": inter, **fill}, f"auto_augment {text!r}, approximated"
-        )
-        c.approximated(
-            "auto_augment",
-            "TrivialAugmentWide is MindSpore's (torchvision's): one op of its list at one of 31 "
-            "magnitude bins; mindcv's applies one of its 14 RandAugment ops (with Invert, without "
-            "Identity) at a magnitude drawn uniformly from [0, m] (m 31 by default) over its own "
-            "wide ranges",
-        )
-    elif text.startswith("augmix"):
+def _auto_augment(c: Converter, image: Pipeline, text: str, inter: str, size: int | list[int]) -> bool:
+    """transforms_imagenet_train's secondary transform: mindcv's own policy (rand_augment_transform,
+    auto_augment_transform or trivial_augment_wide_transform, by the string's start) with the hparams it
+    passes: translate_const int(min(image_resize) * 0.45), img_mean min(255, round(x)) of the 0-255 mean,
+    the interpolation. MindSpore's RandAugment/AutoAugment/TrivialAugmentWide are torchvision's algorithms
+    (other op lists, probabilities and magnitudes): the script calls mindcv's. True if converted."""
+    if text.startswith("augmix"):
         c.unconverted(
             "auto_augment",
-            "MindSpore's dataset ops have no AugMix (mindcv's AugMixAugment is its own Python class)",
+            "mscodegen does not call mindcv's AugMix (augment_and_mix_transform), and MindSpore has none",
         )
-    else:
-        c.unconverted("auto_augment", "mindcv's create_transforms rejects it (unknown auto augment policy)")
-
-
-def _rand_augment(
-    c: Converter,
-    image: Pipeline,
-    policy: str,
-    sections: list[tuple[str, str]],
-    inter: str,
-    fill: dict[str, Any],
-) -> None:
-    """rand_augment_transform: m (magnitude, default 10), n (ops per image, default 2), mstd, mmax, inc, w."""
-    known = ("m", "n", "mstd", "mmax", "inc", "w")
-    if policy != "randaug" or any(k not in known for k, _ in sections):
-        c.unconverted("auto_augment", "mindcv's rand_augment_transform rejects it")
-        return
-    options = dict(sections)  # mindcv: a repeated m or n takes the later value
-    try:
-        magnitude = int(options.get("m", "10"))
-        num_ops = int(options.get("n", "2"))
-        mmax = int(options["mmax"]) if "mmax" in options else None
-        if "w" in options:
-            int(options["w"])
-        if "mstd" in options:
-            float(options["mstd"])
-    except ValueError:
-        c.unconverted("auto_augment", "mindcv's rand_augment_transform cannot read its numbers")
-        return
-    # AugmentOp clips the magnitude to [0, mmax or 10] and scales each op's range by magnitude / 10
-    bounded = max(0, min(magnitude, 10))
+        return False
+    problem = mindcv_augment.policy_problem(text)
+    if problem is not None:
+        c.unconverted("auto_augment", f"mindcv's create_transforms would fail on it: {problem}")
+        return False
+    translate_const = int(min(_square(size)) * 0.45)
+    img_mean = [min(255, round(v)) for v in c.numbers("mean")]
     image.add(
-        "RandAugment",
-        {"num_ops": num_ops, "magnitude": bounded, "num_magnitude_bins": 11, "interpolation": inter, **fill},
-        "auto_augment m, n: magnitude/10 of each op's range; approximated",
+        mindcv_augment.NAME,
+        {"policy": text, "translate_const": translate_const, "img_mean": img_mean, "interpolation": inter},
+        f"auto_augment, as mindcv's {mindcv_augment.function(text)}: image_resize x 0.45, mean, interpolation",
     )
-    notes = [
-        "RandAugment is MindSpore's (torchvision's): it applies each of the num_ops ops it picks, mindcv "
-        "each with probability 0.5; its op list has Identity and no Invert; it takes magnitude/10 of each "
-        "op's range exactly, mindcv adds a normal noise of std 0.5 (rand_augment_transform sets "
-        "magnitude_std 0.5 before it reads mstd, so the recipe's mstd changes nothing)",
-    ]
-    if "inc" in options:  # mindcv tests bool(val) on the string: inc0 selects them too
-        notes.append(
-            "inc: mindcv's 'increasing' ops (any inc value selects them, inc0 too: it tests bool() of the "
-            "string) change colour/contrast/brightness/sharpness by 1 +- 0.9 x m/10, as MindSpore's do"
-        )
-    else:
-        notes.append(
-            "without inc, mindcv's Color/Contrast/Brightness/Sharpness use the factor 0.1 + 1.8 x m/10 "
-            "(no random sign), MindSpore's 1 +- 0.9 x m/10"
-        )
-    if "w" in options:
-        notes.append("w: mindcv picks the ops by fixed weights without replacement, MindSpore uniformly")
-    if mmax is not None or magnitude > 10:
-        notes.append(
-            f"mindcv clips magnitudes at {mmax if mmax is not None else 10} (mmax), scaling by /10; "
-            f"MindSpore's magnitude must be below num_magnitude_bins: clipped to {bounded}"
-        )
-    c.approximated("auto_augment", "; ".join(notes))
+    c.mapped("auto_augment")
+    return True
 
 
 # ---- mixup / cutmix ----------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mscodegen.catalog import pipeline
+from mscodegen.catalog import mindcv_augment, pipeline
 from mscodegen.catalog.suggest import did_you_mean
 from mscodegen.schema import Config, image_shape_of, soft_label_classes
 from mscodegen.schema._base import python_name
@@ -493,3 +493,17 @@ def _class_names_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         yield ("data", "class_names"), f"{', '.join(repeated)} named twice: each class needs its own name"
+
+
+@rule("data")
+def _mindcv_augment_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
+    """A mindcv.auto_augment policy that mindcv 0.3.0 builds (its grammar in the message), at `policy`."""
+    for split in ("train", "eval"):
+        transforms = getattr(getattr(cfg.data, split), "transforms", None)
+        for column, entries in transforms.items() if isinstance(transforms, dict) else ():
+            for i, entry in enumerate(entries or []):
+                name, kwargs = pipeline.split_entry(entry)
+                if name == mindcv_augment.NAME and (
+                    problem := mindcv_augment.policy_problem(kwargs["policy"])
+                ):
+                    yield ("data", split, "transforms", column, i, name, "policy"), problem
