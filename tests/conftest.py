@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -350,18 +351,43 @@ def _result_from_json(data: dict) -> RunResult:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _memo_black() -> Iterator[None]:
-    """black.format_str memoised for the session: a pure function of its input that costs ~0.3 s a script,
-    and the tests generate the same few configs again and again. A test may still patch it over."""
+def _memo_black(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """black.format_str memoised: a pure function of its input, black's version and the mode, that costs
+    ~0.1 CPU s a script, and about half of the fast suite's time. The tests generate the same few configs
+    again and again, and the same scripts from one run to the next: besides the session's memory, each
+    result is kept in pytest's cache folder (.pytest_cache/d/black, a file per input, written whole by a
+    rename; shared by the xdist workers), so that a run formats only the scripts that changed since the
+    last one. With -p no:cacheprovider, memory only. A test may still patch it over.
+
+    Many scripts hold a path under this run's temporary folder (pytest-N/popen-gwK/...), another in each
+    run: the file is keyed and kept with that folder masked by as many "#" (black reads a string's length,
+    not its characters), and the folder put back when it is read."""
     import black
 
     real = black.format_str
     cache: dict[tuple[str, black.Mode], str] = {}
+    pytest_cache = getattr(request.config, "cache", None)
+    folder = None if pytest_cache is None else pytest_cache.mkdir("black")
+    run_dir = str(tmp_path_factory.getbasetemp())
+    mask = "#" * len(run_dir)
 
     def format_str(src_contents: str, *, mode: black.Mode) -> str:
         key = (src_contents, mode)
-        if key not in cache:
-            cache[key] = real(src_contents, mode=mode)
+        if key in cache:
+            return cache[key]
+        path = None
+        if folder is not None and mask not in src_contents:
+            masked = src_contents.replace(run_dir, mask)
+            name = hashlib.sha256(f"{black.__version__}\0{mode!r}\0{masked}".encode()).hexdigest()
+            path = folder / name
+            if path.exists():
+                cache[key] = path.read_text(encoding="utf-8").replace(mask, run_dir)
+                return cache[key]
+        cache[key] = real(src_contents, mode=mode)
+        if path is not None:
+            part = path.with_name(f"{path.name}.{os.getpid()}.part")
+            part.write_text(cache[key].replace(run_dir, mask), encoding="utf-8")
+            part.replace(path)
         return cache[key]
 
     with pytest.MonkeyPatch.context() as patch:
@@ -389,3 +415,59 @@ def run_plain(script: Path, *args: str, cwd: Path, timeout: float = 600) -> subp
         timeout=timeout,
         check=False,
     )
+
+
+# ---------------------------------------------------------------------------
+# Scheduling: the longest test files first
+# ---------------------------------------------------------------------------
+
+# {test id: seconds (setup, call and teardown)} of the tests that took half a second or more, written by
+# pytest --store-durations
+DURATIONS = Path(__file__).with_name("durations.json")
+UNRECORDED_SLOW = 5.0  # seconds of a slow test not in the table yet: a MindSpore run or two of a tiny config
+_seconds: dict[str, float] = {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help=f"record the tests' seconds in tests/{DURATIONS.name} (kept for tests this run did not run)",
+    )
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files by their seconds (recorded, or UNRECORDED_SLOW a slow test), longest first; ties in order.
+
+    A file's tests stay together and in their order, so a module fixture is still made once. Under
+    pytest-xdist's worksteal (make test) each worker starts on a contiguous half and a worker that runs
+    out takes the other's last tests: with the long files first, the last tests to run are short ones and
+    both workers end together, not one idle while the other finishes a 40 s test."""
+    recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
+    seconds: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        name = _file_of(item.nodeid)
+        first.setdefault(name, index)
+        default = UNRECORDED_SLOW if item.get_closest_marker("slow") else 0.0
+        seconds[name] = seconds.get(name, 0.0) + recorded.get(item.nodeid, default)
+    items.sort(key=lambda item: (-seconds[_file_of(item.nodeid)], first[_file_of(item.nodeid)]))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """--store-durations: this run's tests merged into DURATIONS, by xdist's controller (it receives every
+    worker's reports) or the one process."""
+    if not session.config.getoption("store_durations") or hasattr(session.config, "workerinput"):
+        return
+    table = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
+    table.update({nodeid: round(seconds, 1) for nodeid, seconds in _seconds.items()})
+    kept = {nodeid: seconds for nodeid, seconds in sorted(table.items()) if seconds >= 0.5}
+    DURATIONS.write_text(json.dumps(kept, indent=0) + "\n", encoding="utf-8")
