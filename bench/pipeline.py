@@ -113,6 +113,8 @@ def build(kind: str, workers: int, images: Path, script: Path):  # noqa: ANN201
 
     if kind == "generated":
         spec = importlib.util.spec_from_file_location(script.stem, script)
+        sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+        sys.modules.pop("checkpoints", None)  # another script's
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module.create_train_dataset()

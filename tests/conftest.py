@@ -198,7 +198,7 @@ def function_source(script: str, name: str) -> str:
 # The scripts build network and optimizer inline in train(); this reaches them without a hook.
 # The probe's own arguments (after the script's path) are left in `probe_args`.
 UNTIL_OPTIMIZER = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
 from mindspore.nn.optim.optimizer import Optimizer
@@ -214,6 +214,8 @@ def _stop(self, *args, **kwargs):
 
 Optimizer.__init__ = _stop
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 probe_args = sys.argv[2:]

@@ -23,8 +23,10 @@ from mscodegen.schema.data import ImportedData
 
 # Imports the script (argv[1]) as a module and builds rank 0's share of the training data.
 _PROBE = """
-import importlib.util, sys
+import importlib.util, os, sys
 spec = importlib.util.spec_from_file_location("train_script", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)
 getattr(script, sys.argv[2])(num_shards=int(sys.argv[3]), shard_id=0)

@@ -31,13 +31,15 @@ INCEPTION = {
 }
 
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import numpy as np
 import mindspore as ms
 from mindspore import nn
 from mindcv.loss import create_loss
 
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 rng = np.random.default_rng(0)

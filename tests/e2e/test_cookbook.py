@@ -168,6 +168,8 @@ def _check_distillation_loss(script: Path, student_file: Path) -> None:
     import mindspore as ms
 
     spec = importlib.util.spec_from_file_location("distillation_script", script)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

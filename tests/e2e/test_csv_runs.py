@@ -39,7 +39,7 @@ def test_diabetes_csv_example_losses_and_final_weights_are_identical(checkout: P
 # Imports each generated script (without running train()) and lists what its dataset functions yield,
 # unbatched, with the rows of examples/diabetes_data.py's factory for comparison.
 PROBE = """
-import importlib.util, inspect, json, sys
+import importlib.util, inspect, json, os, sys
 import numpy as np
 
 def rows(dataset):
@@ -53,6 +53,8 @@ def rows(dataset):
 found = {}
 for name, path in json.loads(sys.argv[1]).items():
     spec = importlib.util.spec_from_file_location(name, path)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     make = {split: getattr(module, f"create_{split}_dataset") for split in ("train", "eval")}

@@ -41,10 +41,12 @@ SOURCES = {
 
 # Imports each script (argv) and fingerprints every sample of its train dataset: whole, then rank 0 and 1 of 2.
 PROBE = """
-import hashlib, importlib.util, inspect, json, sys
+import hashlib, importlib.util, inspect, json, os, sys
 out = {}
 for path in sys.argv[1:]:
     spec = importlib.util.spec_from_file_location(f"script{len(out)}", path)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     reads = "data_dir" in inspect.signature(script.create_train_dataset).parameters

@@ -5,7 +5,9 @@ the real model's parameters."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,8 @@ def test_vit_layer_map_covers_mindcvs_vit_parameters(tmp_path: Path) -> None:
     assert 'members["layer_12"], LR * 0.75, WEIGHT_DECAY)' in text  # blocks.11
     assert f'members["layer_0"], LR * {0.75**13!r}, WEIGHT_DECAY)' in text
     spec = importlib.util.spec_from_file_location("generated", script)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -124,10 +124,12 @@ def test_focal_loss_on_class_indices_is_wrapped_only_then(write_config, tmp_path
 
 
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import numpy as np
 import mindspore as ms
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 logits = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)

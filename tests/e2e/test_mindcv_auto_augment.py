@@ -55,7 +55,7 @@ MIXUP = """\
 # Imports the generated script (its main() runs only as __main__) and, separately, builds mindcv's own
 # transforms on the same folder; the same seed before each; prints whether every image is equal.
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
 from mindspore import dataset as ds
@@ -65,6 +65,8 @@ data_dir, *pairs = sys.argv[1:]
 
 def load(script):
     spec = importlib.util.spec_from_file_location("generated", script)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     generated = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generated)
     return generated

@@ -32,7 +32,7 @@ import sys
 sys.path.insert(0, {str(REPO)!r})
 """
     + """
-import importlib.util, json
+import importlib.util, json, os
 import mindspore as ms
 import numpy as np
 from bench.reference_quickstart import create_dataset
@@ -41,6 +41,8 @@ def batches(dataset):
     return [(i.asnumpy(), l.asnumpy()) for i, l in dataset.create_tuple_iterator(num_epochs=1)]
 
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 ms.set_seed(mod.SEED)  # what train() does before it makes the datasets

@@ -256,9 +256,11 @@ def test_mean_of_rank_losses_equals_one_process_with_the_global_batch(
 # ---------------------------------------------------------------------------
 
 SHARD_PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import numpy as np
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 out = {}
@@ -409,8 +411,10 @@ def test_timeout_kills_the_launcher_and_its_detached_workers(tmp_path: Path) -> 
 
 
 IMPORTED_SHARD_PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 spec = importlib.util.spec_from_file_location("script", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)
 script.ms.set_seed(script.SEED)
@@ -463,8 +467,10 @@ def table(split="train"):
 """
 
 FACTORY_PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 seen = {}

@@ -50,6 +50,8 @@ def call_then_die(cell, *args, **kwargs):
 nn.Cell.__call__ = call_then_die
 target = os.environ["PREEMPT_SCRIPT"]
 spec = importlib.util.spec_from_file_location("preempted", target)
+sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+sys.modules.pop("checkpoints", None)  # another script's
 script = sys.modules["preempted"] = importlib.util.module_from_spec(spec)  # graph mode looks it up
 spec.loader.exec_module(script)
 sys.argv[0] = target

@@ -58,13 +58,15 @@ QUANTISED = "np.minimum(digits.images * 16, 255).astype(np.uint8).astype(np.floa
 # outputs differ in the last bits). argv: lenet's and diabetes' scripts folders, the PNG samples' indices
 # (into load_digits). In cwd: lenet_run/ and diabetes_run/, each with its w.ckpt.
 PROBE = f"""
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
 from sklearn.datasets import load_digits
 
 def generated(folder, name):
     spec = importlib.util.spec_from_file_location(name, folder + "/train_model.py")
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

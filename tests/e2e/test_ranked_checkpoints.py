@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -121,6 +122,8 @@ def test_ties_and_displacements_as_mindcvs_checkpoint_manager(write_config, tmp_
 
     script = generate_both(write_config(RANKED), tmp_path / "scripts")["native"]
     spec = importlib.util.spec_from_file_location("ranked_native", script)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     assert spec is not None and spec.loader is not None
     generated = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generated)

@@ -61,7 +61,7 @@ def _config(tmp_path: Path, config: dict, name: str) -> Path:
 # Records each RepeatAugSampler's arguments, in the script's create_train_dataset and in mindcv's
 # create_dataset, and the labels each dataset gives over two epochs.
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 from pathlib import Path
 import mindcv.data.dataset_factory as factory
 from mindcv.data.distributed_sampler import RepeatAugSampler
@@ -80,6 +80,8 @@ def labels(dataset):  # two epochs of one iterator, as training reads them
 folder, results = Path(sys.argv[1]), []
 for i, (script, shards) in enumerate(json.loads(sys.argv[2])):  # the unsharded script, the sharded one
     spec = importlib.util.spec_from_file_location(f"generated{i}", script)
+    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
+    sys.modules.pop("checkpoints", None)  # another script's
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.RepeatAugSampler = factory.RepeatAugSampler = Recorded
