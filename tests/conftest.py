@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import fcntl
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -473,3 +474,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     table.update({nodeid: round(seconds, 1) for nodeid, seconds in _seconds.items()})
     kept = {nodeid: seconds for nodeid, seconds in sorted(table.items()) if seconds >= 0.5}
     DURATIONS.write_text(json.dumps(kept, indent=0) + "\n", encoding="utf-8")
+
+
+def import_script(path: Path, name: str = "generated") -> Any:
+    """A generated script imported as a module, finding its imports as `python SCRIPT` would: its folder
+    first on sys.path (checkpoints.py beside it), and no other script's checkpoints module. Registered in
+    sys.modules: MindSpore's graph compiler looks a cell's module up by name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    sys.path.insert(0, str(Path(path).parent))
+    sys.modules.pop("checkpoints", None)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import REPO, once_per_session
+from conftest import REPO, import_script, once_per_session
 
 COOKBOOK = REPO / "docs" / "cookbook"
 CONFIGS = sorted(COOKBOOK.rglob("*.yaml"))
@@ -163,16 +163,10 @@ def _check_distillation_loss(script: Path, student_file: Path) -> None:
     """WithDistillLoss of the generated script on the first test batch, against numpy in float64:
     alpha * T^2 * mean over samples of sum_c p_t (log p_t - log p_s) + (1 - alpha) * CE(student, label),
     p = softmax(logits / T) of the teacher (t) and the student (s)."""
-    import importlib.util
 
     import mindspore as ms
 
-    spec = importlib.util.spec_from_file_location("distillation_script", script)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = import_script(script, "distillation_script")
     mode = ms.get_context("mode")
     ms.set_context(mode=ms.PYNATIVE_MODE)  # one call of each cell: nothing to compile
     try:

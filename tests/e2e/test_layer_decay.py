@@ -4,10 +4,7 @@ the real model's parameters."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both
 
-from conftest import TINY, assert_identical, merge, run_both
+from conftest import TINY, assert_identical, import_script, merge, run_both
 
 LENET = merge(
     TINY,
@@ -83,12 +80,7 @@ def test_vit_layer_map_covers_mindcvs_vit_parameters(tmp_path: Path) -> None:
     text = script.read_text()
     assert 'members["layer_12"], LR * 0.75, WEIGHT_DECAY)' in text  # blocks.11
     assert f'members["layer_0"], LR * {0.75**13!r}, WEIGHT_DECAY)' in text
-    spec = importlib.util.spec_from_file_location("generated", script)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_script(script, "generated")
     from mindcv.models import create_model
 
     names = [p.name for p in create_model("vit_b_32_224", num_classes=4).trainable_params()]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 from mscodegen.run.parity import generate_both
 
-from conftest import TINY, run_plain
+from conftest import TINY, import_script, run_plain
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +99,6 @@ def test_ties_and_displacements_as_mindcvs_checkpoint_manager(write_config, tmp_
     """The generated RankedCheckpoints and mindcv 0.3.0's own CheckpointManager (top_k), handed the same
     accuracies, keep the same epochs: a tie with the worst kept is not saved, a better one displaces the
     later of two tied worst, and a tie with the best two is not saved either."""
-    import importlib.util
 
     import mindspore as ms
     from mindcv.utils.checkpoint_manager import CheckpointManager
@@ -121,12 +119,7 @@ def test_ties_and_displacements_as_mindcvs_checkpoint_manager(write_config, tmp_
     monkeypatch.setattr(ms, "save_checkpoint", save_now)
 
     script = generate_both(write_config(RANKED), tmp_path / "scripts")["native"]
-    spec = importlib.util.spec_from_file_location("ranked_native", script)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    assert spec is not None and spec.loader is not None
-    generated = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generated)
+    generated = import_script(script, "ranked_native")
     ranked = generated.RankedCheckpoints(tmp_path / "ours", 0, 1)  # start_step 0, one step per epoch
     manager = CheckpointManager(ckpt_save_policy="top_k")
     (tmp_path / "mindcv").mkdir()

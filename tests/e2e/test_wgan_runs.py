@@ -10,8 +10,6 @@ gradient). Test_cookbook's parity run covers wgan_gp.yaml's two variants.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +21,7 @@ import yaml
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 
-from conftest import REPO
+from conftest import REPO, import_script
 
 pytestmark = pytest.mark.slow
 
@@ -74,13 +72,7 @@ def _critic_loss_module(tmp_path: Path):
     files = generate(loaded, tmp_path / "scripts")
     path = tmp_path / "train_native.py"
     path.write_text(files["train_native.py"])
-    spec = importlib.util.spec_from_file_location("wgan_gp_train_native", path)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # MindSpore's graph compiler looks the module up by name
-    spec.loader.exec_module(module)
+    module = import_script(path, "wgan_gp_train_native")
     return module
 
 
