@@ -420,62 +420,6 @@ def run_plain(script: Path, *args: str, cwd: Path, timeout: float = 600) -> subp
     )
 
 
-# ---------------------------------------------------------------------------
-# Scheduling: the longest test files first
-# ---------------------------------------------------------------------------
-
-# {test id: seconds (setup, call and teardown)} of the tests that took half a second or more, written by
-# pytest --store-durations
-DURATIONS = Path(__file__).with_name("durations.json")
-UNRECORDED_SLOW = 5.0  # seconds of a slow test not in the table yet: a MindSpore run or two of a tiny config
-_seconds: dict[str, float] = {}
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--store-durations",
-        action="store_true",
-        help=f"record the tests' seconds in tests/{DURATIONS.name} (kept for tests this run did not run)",
-    )
-
-
-def _file_of(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Test files by their seconds (recorded, or UNRECORDED_SLOW a slow test), longest first; ties in order.
-
-    A file's tests stay together and in their order, so a module fixture is still made once. Under
-    pytest-xdist's worksteal (make test) each worker starts on a contiguous half and a worker that runs
-    out takes the other's last tests: with the long files first, the last tests to run are short ones and
-    both workers end together, not one idle while the other finishes a 40 s test."""
-    recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
-    seconds: dict[str, float] = {}
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        name = _file_of(item.nodeid)
-        first.setdefault(name, index)
-        default = UNRECORDED_SLOW if item.get_closest_marker("slow") else 0.0
-        seconds[name] = seconds.get(name, 0.0) + recorded.get(item.nodeid, default)
-    items.sort(key=lambda item: (-seconds[_file_of(item.nodeid)], first[_file_of(item.nodeid)]))
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """--store-durations: this run's tests merged into DURATIONS, by xdist's controller (it receives every
-    worker's reports) or the one process."""
-    if not session.config.getoption("store_durations") or hasattr(session.config, "workerinput"):
-        return
-    table = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
-    table.update({nodeid: round(seconds, 1) for nodeid, seconds in _seconds.items()})
-    kept = {nodeid: seconds for nodeid, seconds in sorted(table.items()) if seconds >= 0.5}
-    DURATIONS.write_text(json.dumps(kept, indent=0) + "\n", encoding="utf-8")
-
-
 def import_script(path: Path, name: str = "generated") -> Any:
     """A generated script imported as a module, finding its imports as `python SCRIPT` would: its folder
     first on sys.path (checkpoints.py beside it), and no other script's checkpoints module. Registered in
