@@ -420,6 +420,23 @@ def run_plain(script: Path, *args: str, cwd: Path, timeout: float = 600) -> subp
     )
 
 
+# mindcv's inception_v3 with its auxiliary head weighted in the loss (network.aux_factor), 299 px, tiny data
+INCEPTION_AUX = {
+    "network": {"kind": "mindcv", "name": "inception_v3", "num_classes": 4, "aux_factor": 0.1},
+    "data": {
+        "train": {
+            "kind": "synthetic",
+            "num_samples": 4,
+            "image_shape": [3, 299, 299],
+            "num_classes": 4,
+            "batch_size": 2,
+        }
+    },
+    "loss": {"name": "CrossEntropyLoss", "kwargs": {"label_smoothing": 0.1}},
+    "optimizer": {"name": "momentum"},
+}
+
+
 def import_script(path: Path, name: str = "generated") -> Any:
     """A generated script imported as a module, finding its imports as `python SCRIPT` would: its folder
     first on sys.path (checkpoints.py beside it), and no other script's checkpoints module. Registered in

@@ -12,22 +12,8 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 
+from conftest import INCEPTION_AUX as INCEPTION
 from conftest import merge
-
-INCEPTION = {
-    "network": {"kind": "mindcv", "name": "inception_v3", "num_classes": 4, "aux_factor": 0.1},
-    "data": {
-        "train": {
-            "kind": "synthetic",
-            "num_samples": 4,
-            "image_shape": [3, 299, 299],
-            "num_classes": 4,
-            "batch_size": 2,
-        }
-    },
-    "loss": {"name": "CrossEntropyLoss", "kwargs": {"label_smoothing": 0.1}},
-    "optimizer": {"name": "momentum"},
-}
 
 
 def _path(tmp_path: Path, config: dict) -> Path:
