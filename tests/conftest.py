@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import copy
 import fcntl
 import hashlib
@@ -12,14 +13,17 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+import warm
 import yaml
 
+from mscodegen.run import preflight, weights
 from mscodegen.run.parity import (
     SAVE_WEIGHTS,
     WEIGHTS_NAME,
@@ -30,6 +34,59 @@ from mscodegen.run.parity import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+class _WarmPython:
+    """This worker's warm interpreter (tests/warm.py): a shim written now, its server started by the first
+    slow test (make test-fast starts none) and stopped when the worker ends."""
+
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="mscodegen-warm-")
+        self.socket = os.path.join(self.directory, "server")
+        self.cold = bool(os.environ.get("MSCODEGEN_TEST_COLD"))
+        self.python = sys.executable if self.cold else warm.shim(self.directory, self.socket)
+        for tool in Path(sys.executable).parent.iterdir():  # what is found beside `python`: msrun, ruff
+            if not tool.name.startswith("python"):
+                os.symlink(tool, os.path.join(self.directory, tool.name))
+        self.server: subprocess.Popen[bytes] | None = None
+        atexit.register(self.stop)
+
+    def start(self) -> None:
+        if self.server is None and not self.cold:
+            server = [sys.executable, str(Path(warm.__file__)), "serve", self.socket]
+            self.server = subprocess.Popen(server, stdin=subprocess.PIPE)
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.stdin is not None:
+            self.server.stdin.close()  # the server kills what still runs and exits
+            self.server.wait(timeout=30)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_WARM = _WarmPython()
+# The interpreter that slow tests run generated scripts with: MindSpore imported already
+# (sys.executable itself with MSCODEGEN_TEST_COLD=1). It is parity's, preflight's and the weight
+# comparison's default, and sys.executable while a slow test runs, so `[sys.executable, SCRIPT]` uses it.
+PYTHON = _WARM.python
+COLD_PYTHON = sys.executable  # a fresh interpreter, for tests of processes themselves
+for _function in (run_script, weights.compare_checkpoints, preflight.run_preflight):
+    assert _function.__kwdefaults__ is not None and "python" in _function.__kwdefaults__
+    _function.__kwdefaults__["python"] = PYTHON
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_server(request: pytest.FixtureRequest) -> None:
+    """The warm interpreter's server, for a session that runs slow tests (before their session fixtures)."""
+    if any(item.get_closest_marker("slow") for item in request.session.items):
+        _WARM.start()
+
+
+@pytest.fixture(autouse=True)
+def _warm_interpreter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a slow test, sys.executable is the warm interpreter (the others probe what a fresh one imports)."""
+    if request.node.get_closest_marker("slow") is not None:
+        monkeypatch.setattr(sys, "executable", PYTHON)
+
 
 # MindSpore 2.10's oneDNN runs most convolutions on its reference kernel on AVX-512 CPUs (seen with
 # ONEDNN_VERBOSE=1: jit_uni_ncsp:conv+ref); capped at AVX2 it uses jit GEMM kernels: the resnet
@@ -129,7 +186,7 @@ def pretrained(checkout: Path) -> Path:
     if not (checkout / PRETRAINED).exists():
         helper = checkout / "examples" / "make_pretrained.py"
         subprocess.run(
-            [sys.executable, str(helper), str(checkout / PRETRAINED)],
+            [PYTHON, str(helper), str(checkout / PRETRAINED)],
             check=True,
             capture_output=True,
             timeout=300,
@@ -145,7 +202,7 @@ def shipped_parity(checkout: Path, example: str, *args: str) -> subprocess.Compl
     if example == "resnet18_finetune":
         pretrained(checkout)
     done = subprocess.run(
-        [sys.executable, "-m", "mscodegen", "parity", f"examples/{example}.yaml", *args],
+        [PYTHON, "-m", "mscodegen", "parity", f"examples/{example}.yaml", *args],
         cwd=checkout,
         capture_output=True,
         text=True,
@@ -411,7 +468,7 @@ def run_plain(script: Path, *args: str, cwd: Path, timeout: float = 600) -> subp
     """`python SCRIPT ARGS` in cwd (made if missing), its output captured: a script as a user runs it."""
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
-        [sys.executable, str(script), *args],
+        [PYTHON, str(script), *args],
         cwd=cwd,
         capture_output=True,
         text=True,

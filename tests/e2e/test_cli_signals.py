@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import psutil
 import pytest
 import yaml
 
-from conftest import TINY, merge
+from conftest import COLD_PYTHON, TINY, merge
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +30,15 @@ def test_a_signal_stops_parity_and_both_scripts(signum: int, tmp_path: Path) -> 
     config = tmp_path / "long.yaml"
     config.write_text(yaml.safe_dump(merge(TINY, {"train": {"epochs": 5000}}), sort_keys=False))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mscodegen", "parity", str(config), "--steps", "100000"],
+        [
+            COLD_PYTHON,
+            "-m",
+            "mscodegen",
+            "parity",
+            str(config),
+            "--steps",
+            "100000",
+        ],  # scripts are its children
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -30,7 +30,7 @@ from mscodegen.run.msrun import _descendants, child_env, free_port
 from mscodegen.run.observer import observed_env
 from mscodegen.run.parity import RunResult, generate_both
 
-from conftest import DP, MSRUN_TIMEOUT, write_yaml
+from conftest import COLD_PYTHON, DP, MSRUN_TIMEOUT, write_yaml
 
 SETTINGS = ("NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NPROC_PER_NODE")
 ADDRESS = {0: "10.201.0.1", 1: "10.201.0.2"}  # inside the namespaces only: the host's network is untouched
@@ -217,7 +217,13 @@ def test_two_machines_train_as_one(
         workdir = tmp_path / f"node{node}"  # each machine its own directory
         workdir.mkdir()
         # 8118 is free in a new namespace; each rank's records come from outside (parity's observer)
-        env = child_env(workdir / "msrun_log", port=8118, base=observed_env(scripts["native"], workdir))
+        # a fresh Python: the warm interpreter's children would run in its server's network namespace
+        env = child_env(
+            workdir / "msrun_log",
+            port=8118,
+            base=observed_env(scripts["native"], workdir),
+            python=COLD_PYTHON,
+        )
         env.update(NNODES="2", NODE_RANK=str(node), MASTER_ADDR=ADDRESS[0])
         cmd = ["ip", "netns", "exec", two_hosts[node], "bash", str(launch), str(scripts["native"])]
         with open(workdir / "launcher.out", "w") as out:
