@@ -95,10 +95,8 @@ class NetworkCheckpoint(Section):
     )
     strict: Bool = Field(
         True,
-        description=(
-            "Every network parameter not skipped must be in the file with the same shape (false: load what "
-            "matches, leave the rest initialised)."
-        ),
+        description="Every network parameter not skipped must be in the file with the same shape (false: "
+        "load what matches, leave the rest initialised).",
     )
 
     @field_validator("path")
@@ -118,11 +116,9 @@ class Freeze(Section):
     )
     epochs: PositiveInt | None = Field(
         None,
-        description=(
-            "Frozen for this many epochs, then trained, in one run: an optimizer group of their own whose LR "
-            "is 0 until then (their gradients and optimizer state are computed all along). Less than "
-            "train.epochs; omitted: frozen for the whole run."
-        ),
+        description="Frozen for this many epochs, then trained, in one run: an optimizer group of their own "
+        "whose LR is 0 until then (their gradients and optimizer state are computed all along). Less than "
+        "train.epochs; omitted: frozen for the whole run.",
     )
 
 
