@@ -28,6 +28,7 @@ MNIST_LABEL_MAGIC = 0x00000801
 MAX_LISTED = 200_000  # directory entries an image_folder count may look at before it gives up
 MNIST_LABELS = {"train": "train-labels-idx1-ubyte", "test": "t10k-labels-idx1-ubyte"}
 CIFAR10_BATCHES = {"train": "data_batch", "test": "test_batch"}
+TEN_CLASSES = {DigitsData: "digits", MnistData: "MNIST", Cifar10Data: "CIFAR-10"}
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,8 @@ def class_count(spec: object, config_dir: Path) -> Count | None:
     """Number of label values the source yields (labels are 0 .. n-1), when known."""
     if isinstance(spec, SyntheticData):
         return Count(spec.num_classes, f"data's num_classes is {spec.num_classes}")
-    if isinstance(spec, DigitsData):
-        return Count(10, "digits has 10 classes")
-    if isinstance(spec, MnistData):
-        return Count(10, "MNIST has 10 classes")
-    if isinstance(spec, Cifar10Data):
-        return Count(10, "CIFAR-10 has 10 classes")
+    if isinstance(spec, DigitsData | MnistData | Cifar10Data):
+        return Count(10, f"{TEN_CLASSES[type(spec)]} has 10 classes")
     if isinstance(spec, ImageFolderData):
         classes = _class_dirs(config_dir / spec.path)
         if not classes:
