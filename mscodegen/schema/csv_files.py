@@ -140,16 +140,12 @@ def _read(
 
 
 def _header(reader: Iterable[list[str]]) -> tuple[str, ...]:
-    for row in reader:
-        if row:
-            break
-    else:
+    row = next((row for row in reader if row), None)  # blank lines before the header are skipped
+    if row is None:
         raise TableError("is empty: its first row must name the columns")
-    seen: set[str] = set()
-    for name in row:
-        if name in seen:
+    for at, name in enumerate(row):
+        if name in row[:at]:
             raise TableError(f"names the column {name!r} twice in its header (CSVDataset cannot read it)")
-        seen.add(name)
     return tuple(row)
 
 

@@ -203,16 +203,12 @@ class MindcvNetwork(_Adaptable):
     @classmethod
     def _no_reserved_kwargs(cls, kwargs: dict[str, object]) -> dict[str, object]:
         names = {python_name(key) for key in kwargs}  # as Python reads them: '𝐩retrained' is 'pretrained'
-        for reserved in ("num_classes", "pretrained"):
+        for reserved, use in (
+            ("num_classes", "use network.num_classes"),
+            ("pretrained", "no downloads: always false"),
+        ):
             if reserved in names:
-                raise ValueError(
-                    f"{reserved!r} is set by mscodegen"
-                    + (
-                        " (use network.num_classes)"
-                        if reserved == "num_classes"
-                        else " (no downloads: always false)"
-                    )
-                )
+                raise ValueError(f"{reserved!r} is set by mscodegen ({use})")
         return kwargs
 
 

@@ -128,11 +128,8 @@ def _csv_samples(spec: CsvData, config_dir: Path) -> Count | None:
     rows = min(table.rows, spec.num_samples or table.rows)
     capped = rows < table.rows
     if spec.split:
-        why = (
-            f"the {spec.split} split of {spec.path}: {stop - start} of its first {rows} rows (num_samples)"
-            if capped
-            else f"the {spec.split} split of {spec.path}: {stop - start} of its {rows} rows"
-        )
+        first, cap = ("first ", " (num_samples)") if capped else ("", "")
+        why = f"the {spec.split} split of {spec.path}: {stop - start} of its {first}{rows} rows{cap}"
     else:
         why = f"{spec.path} has {table.rows} rows" + (f", num_samples reads {rows}" if capped else "")
     if spec.missing != "drop":
@@ -186,7 +183,7 @@ def _cifar10_samples(spec: Cifar10Data, directory: Path) -> Count | None:
 
 
 def _class_dirs(directory: Path) -> list[Path] | None:
-    """The class sub-directories, or None when unknowable cheaply (missing, huge, or nested)."""
+    """The class sub-directories, or None when the directory cannot be read."""
     try:
         with os.scandir(directory) as entries:
             dirs = [Path(e.path) for e in entries if e.is_dir()]

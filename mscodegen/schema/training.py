@@ -162,18 +162,13 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
 def eval_metrics(
     section: Eval | None, loss_name: str, heads: Mapping[str, str] | None = None
 ) -> tuple[Metric, ...]:
-    """The metrics evaluated: eval.metrics as written, else the loss's defaults (with loss.heads, `heads`:
-    head -> its loss's name, each head's)."""
+    """The metrics evaluated: eval.metrics as written, else the loss's defaults. With loss.heads (`heads`:
+    head -> its loss's name), each head's loss's defaults but the loss (digit_accuracy,
+    parity_binary_accuracy), then the loss, their weighted sum."""
     if section is not None and "metrics" in section.model_fields_set:
         return tuple(section.metrics)
-    if heads:
-        return head_default_metrics(heads)
-    return default_metrics(loss_name)
-
-
-def head_default_metrics(heads: Mapping[str, str]) -> tuple[Metric, ...]:
-    """loss.heads without eval.metrics: each head's loss's defaults but the loss (digit_accuracy,
-    parity_binary_accuracy), then the loss, their weighted sum."""
+    if not heads:
+        return default_metrics(loss_name)
     per_head = [
         metric.model_copy(update={"head": head})
         for head, loss in heads.items()
