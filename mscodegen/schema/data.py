@@ -168,18 +168,14 @@ class _Loader(Section):
     @model_validator(mode="after")
     def _python_ops_one_worker(self) -> _Loader:
         transforms = getattr(self, "transforms", None)
-        if (isinstance(transforms, dict) or self.batch_transforms) and self.num_workers > 1:
-            ops = [
-                n
-                for entries in (transforms if isinstance(transforms, dict) else {}).values()
-                for n in pipeline.python_only(entries)
-            ]
-            ops += [n for n in pipeline.names(self.batch_transforms) if n == pipeline.MINDCV_MIXUP]
-            if ops:
-                raise ValueError(
-                    f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
-                    f"(got {self.num_workers})"
-                )
+        pipelines = transforms.values() if isinstance(transforms, dict) else ()
+        ops = [n for entries in pipelines for n in pipeline.python_only(entries)]
+        ops += [n for n in pipeline.names(self.batch_transforms) if n == pipeline.MINDCV_MIXUP]
+        if ops and self.num_workers > 1:
+            raise ValueError(
+                f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
+                f"(got {self.num_workers})"
+            )
         return self
 
 

@@ -57,7 +57,7 @@ def sample_count(spec: object, config_dir: Path) -> Count | None:
     """Samples per epoch of the source (after its num_samples cap), when cheaply known."""
     count = _source_samples(spec, config_dir)
     cap = getattr(spec, "num_samples", None)
-    if count is not None and cap is not None and not isinstance(spec, SyntheticData) and cap < count.value:
+    if count is not None and cap is not None and cap < count.value:  # synthetic: count == cap
         return Count(cap, f"num_samples caps it at {cap}")
     return count
 
