@@ -199,7 +199,7 @@ class Eval(Section):
 
 
 MONITOR = "An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
-# Whether the lower or the higher value of the monitored metric is the better (keep_max_by, early_stopping).
+# Whether the lower or the higher value of the monitored metric is better (keep_max_by, early_stopping).
 Mode = Annotated[
     Literal["min", "max"] | None,
     Field(description="Default: min for names ending in loss, mae or mse, else max."),
