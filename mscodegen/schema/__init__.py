@@ -45,10 +45,8 @@ def image_shape_of(
         dataset.kind
     ]
     channels = 1 if dataset.kind in ("digits", "mnist") else 3
-    image: Sequence[Mapping[str, Any]] | None = None
-    if pipelines is not None:
-        image = pipelines.get("image", [])
-    elif isinstance(dataset.transforms, dict):
+    image = pipelines.get("image", []) if pipelines is not None else None
+    if image is None and isinstance(dataset.transforms, dict):
         image = dataset.transforms.get("image", [])
     if image is not None:
         out = pipeline.output_size(image)
@@ -59,9 +57,7 @@ def image_shape_of(
         return (channels, out[0], out[1])
     assert not isinstance(dataset.transforms, dict)
     size = dataset.transforms.resize
-    if size is not None:
-        return (1 if dataset.kind in ("digits", "mnist") else 3, size[0], size[1])
-    return native
+    return native if size is None else (channels, size[0], size[1])
 
 
 class Config(Section):

@@ -6,6 +6,7 @@ import keyword
 import math
 import struct
 import unicodedata
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, field_validator
@@ -75,11 +76,16 @@ def _identifier_problem(name: str) -> str | None:
     return None
 
 
-def _check_identifier(name: str) -> str:
-    problem = _identifier_problem(name)
-    if problem:
-        raise ValueError(problem)
-    return name
+def raising(problem_of: Callable[[Any], str | None]) -> AfterValidator:
+    """A validator that raises what `problem_of` finds wrong with a value (nothing: the value passes)."""
+
+    def check(value: Any) -> Any:
+        problem = problem_of(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
 
 
 def _check_import_path(path: str) -> str:
@@ -164,13 +170,6 @@ def path_text_problem(path: str) -> str | None:
     return None
 
 
-def _check_path_text(path: str) -> str:
-    problem = path_text_problem(path)
-    if problem:
-        raise ValueError(problem)
-    return path
-
-
 def _not_a_boolean(value: Any) -> Any:
     """A YAML boolean (`yes`, `on`) where a number belongs: pydantic would read true as 1.0."""
     if isinstance(value, bool):
@@ -182,9 +181,9 @@ def _not_a_boolean(value: Any) -> Any:
 
 # Before a float's own validation (ints are strict already; floats stay lax: YAML reads 1e-3 as a string)
 NOT_BOOL = BeforeValidator(_not_a_boolean)
-Identifier = Annotated[str, AfterValidator(_check_identifier)]
+Identifier = Annotated[str, raising(_identifier_problem)]
 # Every file or directory name in a config (data paths, checkpoint files, output directories).
-PathText = Annotated[str, AfterValidator(_check_path_text)]
+PathText = Annotated[str, raising(path_text_problem)]
 ImportPath = Annotated[
     str,
     AfterValidator(_check_import_path),
@@ -202,4 +201,6 @@ NonNegativeInt = Annotated[int, Strict(), Field(ge=0, le=MAX_INT)]
 NonNegativeFloat = Annotated[float, NOT_BOOL, Field(ge=0)]
 PositiveFloat = Annotated[float, NOT_BOOL, Field(gt=0)]
 PositiveFloat32 = Annotated[float, NOT_BOOL, Field(gt=0), AfterValidator(_check_float32)]
+# Between 0 and 1, both excluded: betas, decays, fractions.
+Fraction = Annotated[float, NOT_BOOL, Field(gt=0, lt=1)]
 Seed = Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]

@@ -37,15 +37,32 @@ class Cell:
         return f"row {self.row} (line {self.line})"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ColumnCells:
-    """What the rows read hold in one column."""
+    """What the rows read hold in one column, counted cell by cell (`add`)."""
 
-    not_numbers: int  # empty, text, NaN or infinite
-    first_not_number: Cell | None
-    not_classes: int  # numbers that are not class indices: 1.5, -1, 1e2
-    first_not_class: Cell | None
-    top_class: int | None  # the largest class index
+    classes: bool  # check for class indices
+    not_numbers: int = 0  # empty, text, NaN or infinite
+    first_not_number: Cell | None = None
+    not_classes: int = 0  # numbers that are not class indices: 1.5, -1, 1e2
+    first_not_class: Cell | None = None
+    top_class: int | None = None  # the largest class index
+
+    def add(self, text: str, row: int, line: int) -> bool:
+        """Count the cell; False when it holds no number."""
+        if not is_number(text):
+            self.not_numbers += 1
+            self.first_not_number = self.first_not_number or Cell(row, line, text)
+            return False
+        if not self.classes:
+            return True
+        if _CLASS_INDEX.fullmatch(text):
+            value = int(float(text))
+            self.top_class = value if self.top_class is None else max(self.top_class, value)
+        else:
+            self.not_classes += 1
+            self.first_not_class = self.first_not_class or Cell(row, line, text)
+        return True
 
 
 @dataclass(frozen=True)
@@ -79,38 +96,6 @@ def read_table(path: Path, delimiter: str, columns: tuple[str, ...], classes: tu
     return _read(path.resolve(), stat.st_size, stat.st_mtime_ns, delimiter, columns, classes)
 
 
-class _Column:
-    __slots__ = ("classes", "first_not_class", "first_not_number", "not_classes", "not_numbers", "top_class")
-
-    def __init__(self, classes: bool) -> None:
-        self.classes = classes  # check for class indices
-        self.not_numbers = self.not_classes = 0
-        self.first_not_number: Cell | None = None
-        self.first_not_class: Cell | None = None
-        self.top_class: int | None = None
-
-    def add(self, text: str, row: int, line: int) -> bool:
-        """Count the cell; False when it holds no number."""
-        if not is_number(text):
-            self.not_numbers += 1
-            self.first_not_number = self.first_not_number or Cell(row, line, text)
-            return False
-        if not self.classes:
-            return True
-        if _CLASS_INDEX.fullmatch(text):
-            value = int(float(text))
-            self.top_class = value if self.top_class is None else max(self.top_class, value)
-        else:
-            self.not_classes += 1
-            self.first_not_class = self.first_not_class or Cell(row, line, text)
-        return True
-
-    def freeze(self) -> ColumnCells:
-        return ColumnCells(
-            self.not_numbers, self.first_not_number, self.not_classes, self.first_not_class, self.top_class
-        )
-
-
 @lru_cache(maxsize=16)
 def _read(
     path: Path, _size: int, _mtime_ns: int, delimiter: str, columns: tuple[str, ...], classes: tuple[str, ...]
@@ -120,7 +105,7 @@ def _read(
         try:
             header = _header(reader)
             asked = {
-                index: (name, _Column(name in classes))
+                index: (name, ColumnCells(name in classes))
                 for index, name in enumerate(header)
                 if name in columns
             }
@@ -150,21 +135,17 @@ def _read(
             raise TableError(f"is not readable as CSV at line {reader.line_num}: {exc}") from None
         except UnicodeDecodeError:  # a Latin-1 or Windows-1252 file: MindSpore reads UTF-8
             raise TableError(f"is not UTF-8 text ({_first_undecodable(path)}): save it as UTF-8") from None
-    cells = {name: column.freeze() for name, column in asked.values()}
+    cells = dict(asked.values())
     return Table(header, rows, whole, cells, tuple(incomplete), ragged)
 
 
 def _header(reader: Iterable[list[str]]) -> tuple[str, ...]:
-    for row in reader:
-        if row:
-            break
-    else:
+    row = next((row for row in reader if row), None)  # blank lines before the header are skipped
+    if row is None:
         raise TableError("is empty: its first row must name the columns")
-    seen: set[str] = set()
-    for name in row:
-        if name in seen:
+    for at, name in enumerate(row):
+        if name in row[:at]:
             raise TableError(f"names the column {name!r} twice in its header (CSVDataset cannot read it)")
-        seen.add(name)
     return tuple(row)
 
 

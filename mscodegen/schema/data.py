@@ -21,8 +21,8 @@ from pydantic import (
 from mscodegen.catalog import pipeline
 from mscodegen.schema._base import (
     MAX_INT,
-    NOT_BOOL,
     Bool,
+    Fraction,
     Identifier,
     ImportPath,
     Kwargs,
@@ -32,6 +32,7 @@ from mscodegen.schema._base import (
     Section,
     Seed,
     _check_literal_value,
+    raising,
 )
 
 
@@ -61,18 +62,11 @@ class Transforms(Section):
     hwc_to_chw: Bool = Field(True, description="vision.HWC2CHW: MindSpore convolutions expect CHW.")
 
 
-def _check_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    _check_literal_value(entry)
-    problems = pipeline.entry_problems(entry, "a column")
-    if problems:
-        raise ValueError("; ".join(problems))
-    return entry
-
-
 PipelineEntry = Annotated[
     dict[str, Any],
     BeforeValidator(lambda v: {v: {}} if isinstance(v, str) else v),  # `- HWC2CHW`: no arguments
-    AfterValidator(_check_entry),
+    AfterValidator(_check_literal_value),
+    raising(lambda entry: "; ".join(pipeline.entry_problems(entry, "a column"))),
     Field(
         description="One MindSpore dataset op as `{OpName: {keyword: value}}` (or `OpName`: no arguments)."
     ),
@@ -96,31 +90,23 @@ TransformsField = Annotated[
     Annotated[Transforms, Tag("fixed")] | Annotated[ColumnPipelines, Tag("pipelines")],
     Discriminator(_transforms_form),
     Field(
-        description=(
-            "Either the fixed form (resize, rescale, normalize, hwc_to_chw) or, per column (`image`, "
-            "`label`, or an imported source's `columns`), an ordered list of MindSpore dataset ops `{OpName: {kwargs}}` (MMPretrain style), "
-            "e.g. `image: [{RandomResizedCrop: {size: 32}}, {HWC2CHW: {}}]`; nothing is added implicitly. "
-            "Enum values by member name (`interpolation: BILINEAR`), dtypes by name (`data_type: int32`). "
-            "One entry is mindcv's, not MindSpore's: `{mindcv.auto_augment: {policy, translate_const, img_mean, "
-            "interpolation}}` calls mindcv's own RandAugment/AutoAugment/TrivialAugmentWide as its "
-            "create_transforms does (policy e.g. `randaug-m9-mstd0.5-inc1` or `autoaug`; the other keys are "
-            "its hparams), on uint8 HWC images, in Python."
-        )
+        description="Either the fixed form (resize, rescale, normalize, hwc_to_chw) or, per column (`image`, "
+        "`label`, or an imported source's `columns`), an ordered list of MindSpore dataset ops `{OpName: "
+        "{kwargs}}` (MMPretrain style), e.g. `image: [{RandomResizedCrop: {size: 32}}, {HWC2CHW: {}}]`; "
+        "nothing is added implicitly. Enum values by member name (`interpolation: BILINEAR`), dtypes by name "
+        "(`data_type: int32`). One entry is mindcv's, not MindSpore's: `{mindcv.auto_augment: {policy, "
+        "translate_const, img_mean, interpolation}}` calls mindcv's own "
+        "RandAugment/AutoAugment/TrivialAugmentWide as its create_transforms does (policy e.g. "
+        "`randaug-m9-mstd0.5-inc1` or `autoaug`; the other keys are its hparams), on uint8 HWC images, in "
+        "Python."
     ),
 ]
 
 
-def _check_batch_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    _check_literal_value(entry)
-    problems = pipeline.batch_entry_problems(entry)
-    if problems:
-        raise ValueError("; ".join(problems))
-    return entry
-
-
 BatchEntry = Annotated[
     dict[str, Any],
-    AfterValidator(_check_batch_entry),
+    AfterValidator(_check_literal_value),
+    raising(lambda entry: "; ".join(pipeline.batch_entry_problems(entry))),
     Field(
         description="One batch-level op: `{MixUpBatch: {...}}`, `{CutMixBatch: {...}}` or `{mindcv.Mixup: {...}}`."
     ),
@@ -148,10 +134,8 @@ class _Loader(Section):
     )
     shuffle: Bool | ShuffleBuffer | None = Field(
         None,
-        description=(
-            "Default: true for data.train, false for data.eval; `{buffer_size: N}` shuffles after the "
-            "transforms with dataset.shuffle(buffer_size=N) instead of in the source."
-        ),
+        description="Default: true for data.train, false for data.eval; `{buffer_size: N}` shuffles after "
+        "the transforms with dataset.shuffle(buffer_size=N) instead of in the source.",
     )
     drop_remainder: Bool | None = Field(
         None,
@@ -174,29 +158,24 @@ class _Loader(Section):
     )
     batch_transforms: list[BatchEntry] = Field(
         default_factory=list,
-        description=(
-            "data.train only: ops on whole batches after batch(), on image and label together: MixUpBatch, "
-            "CutMixBatch (labels one-hot encoded before batch() for them) or mindcv.Mixup (mixup/cutmix "
-            "with label smoothing). Labels become soft, so the loss takes them (SoftmaxCrossEntropyWithLogits "
-            "with sparse: false, the default then) and data.eval's labels are one-hot encoded too."
-        ),
+        description="data.train only: ops on whole batches after batch(), on image and label together: "
+        "MixUpBatch, CutMixBatch (labels one-hot encoded before batch() for them) or mindcv.Mixup "
+        "(mixup/cutmix with label smoothing). Labels become soft, so the loss takes them "
+        "(SoftmaxCrossEntropyWithLogits with sparse: false, the default then) and data.eval's labels are "
+        "one-hot encoded too.",
     )
 
     @model_validator(mode="after")
     def _python_ops_one_worker(self) -> _Loader:
         transforms = getattr(self, "transforms", None)
-        if (isinstance(transforms, dict) or self.batch_transforms) and self.num_workers > 1:
-            ops = [
-                n
-                for entries in (transforms if isinstance(transforms, dict) else {}).values()
-                for n in pipeline.python_only(entries)
-            ]
-            ops += [n for n in pipeline.names(self.batch_transforms) if n == pipeline.MINDCV_MIXUP]
-            if ops:
-                raise ValueError(
-                    f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
-                    f"(got {self.num_workers})"
-                )
+        pipelines = transforms.values() if isinstance(transforms, dict) else ()
+        ops = [n for entries in pipelines for n in pipeline.python_only(entries)]
+        ops += [n for n in pipeline.names(self.batch_transforms) if n == pipeline.MINDCV_MIXUP]
+        if ops and self.num_workers > 1:
+            raise ValueError(
+                f"{', '.join(ops)} run(s) in Python and are reproducible only with num_workers: 1 "
+                f"(got {self.num_workers})"
+            )
         return self
 
 
@@ -235,7 +214,7 @@ class DigitsData(_Loader):
 
     kind: Literal["digits"]
     split: Literal["train", "test"] = "train"
-    test_fraction: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
+    test_fraction: Fraction = Field(
         0.2, description="The last test_fraction of the images form the test split."
     )
     transforms: TransformsField = Field(default_factory=Transforms)
@@ -251,22 +230,25 @@ class _FileLoader(_Loader):
     )
 
 
-class MnistData(_FileLoader):
+class _Usages(_FileLoader):
+    """A dataset's train and test files in one directory (MNIST, CIFAR-10)."""
+
+    kind: str
+    path: PathText = Field(description="Directory, relative to the config file or absolute.")
+    usage: Literal["train", "test", "all"] = "train"
+    transforms: TransformsField = Field(default_factory=Transforms)
+
+
+class MnistData(_Usages):
     """MNIST from a local directory of the four idx files (ds.MnistDataset)."""
 
     kind: Literal["mnist"]
-    path: PathText = Field(description="Directory, relative to the config file or absolute.")
-    usage: Literal["train", "test", "all"] = "train"
-    transforms: TransformsField = Field(default_factory=Transforms)
 
 
-class Cifar10Data(_FileLoader):
+class Cifar10Data(_Usages):
     """CIFAR-10 from a local directory of the binary batches (ds.Cifar10Dataset)."""
 
     kind: Literal["cifar10"]
-    path: PathText = Field(description="Directory, relative to the config file or absolute.")
-    usage: Literal["train", "test", "all"] = "train"
-    transforms: TransformsField = Field(default_factory=Transforms)
 
 
 class ImageFolderData(_FileLoader):
@@ -290,10 +272,8 @@ class ImportedData(_Loader):
     kwargs: Kwargs = Field(default_factory=dict)
     columns: Annotated[list[Identifier], Field(min_length=2)] = Field(
         default_factory=lambda: list(BUILTIN_COLUMNS),
-        description=(
-            "The dataset's column names, in its order, e.g. [image, features, label]: data.inputs then "
-            "data.labels. Default [image, label]."
-        ),
+        description="The dataset's column names, in its order, e.g. [image, features, label]: data.inputs "
+        "then data.labels. Default [image, label].",
     )
     transforms: ImportedColumnPipelines | None = Field(
         None,
@@ -314,11 +294,9 @@ CsvColumn = Annotated[
     Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     | Annotated[str, Field(min_length=1)],
     Field(
-        description=(
-            "CSV column names from the header: a list gives one float32 vector of their cells per row (features, "
-            "or a regression target such as `[progression]`); one name gives an int32 class index (a "
-            "classification label)."
-        )
+        description="CSV column names from the header: a list gives one float32 vector of their cells per "
+        "row (features, or a regression target such as `[progression]`); one name gives an int32 class index "
+        "(a classification label)."
     ),
 ]
 
@@ -332,26 +310,21 @@ class CsvData(_FileLoader):
         description="The CSV file, relative to the config file or absolute; its first row (the header) names the columns."
     )
     columns: Annotated[dict[Identifier, CsvColumn], Field(min_length=1)] = Field(
-        description=(
-            "The batch's columns, in the order data.inputs then data.labels, each made from CSV columns: "
-            "`features: [age, bmi, bp]` (a float32 vector), `target: [progression]` (a float32 vector of one "
-            "value, for a regression loss), `label: diagnosis` (an int32 class index, for a classification loss)."
-        )
+        description="The batch's columns, in the order data.inputs then data.labels, each made from CSV "
+        "columns: `features: [age, bmi, bp]` (a float32 vector), `target: [progression]` (a float32 vector "
+        "of one value, for a regression loss), `label: diagnosis` (an int32 class index, for a "
+        "classification loss)."
     )
     missing: Literal["error", "drop"] | FillMissing = Field(
         "error",
-        description=(
-            "A cell that holds no number (empty, text, NaN or infinite): `error` stops the run at it (validate "
-            "reports such cells first), `drop` drops its row, `{fill: 0.0}` puts the value in the float32 columns "
-            "(a class-index cell must still be a whole number)."
-        ),
+        description="A cell that holds no number (empty, text, NaN or infinite): `error` stops the run at it "
+        "(validate reports such cells first), `drop` drops its row, `{fill: 0.0}` puts the value in the "
+        "float32 columns (a class-index cell must still be a whole number).",
     )
     split: Literal["train", "test"] | None = Field(
         None,
-        description=(
-            "Read a part of the file (Dataset.split, in file order): `train` the first 1 - test_fraction of the "
-            "rows, `test` the rest. Default: every row."
-        ),
+        description="Read a part of the file (Dataset.split, in file order): `train` the first 1 - "
+        "test_fraction of the rows, `test` the rest. Default: every row.",
     )
     test_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
         0.2, description="With split: the last test_fraction of the rows form the test split."
@@ -401,26 +374,21 @@ class Data(Section):
     eval: Dataset | None = None
     inputs: Annotated[list[Identifier], Field(min_length=1)] = Field(
         default_factory=lambda: ["image"],
-        description=(
-            "The columns the network takes, in the order of its construct() arguments, e.g. [image, features]."
-        ),
+        description="The columns the network takes, in the order of its construct() arguments, e.g. [image, "
+        "features].",
     )
     labels: Annotated[list[Identifier], Field(min_length=1)] = Field(
         default_factory=lambda: ["label"],
-        description=(
-            "The columns the loss receives after the network's output, in order: loss(logits, *labels); "
-            "more than one needs an imported loss. A column of data.inputs is the target itself "
-            "(`labels: [image]`: an autoencoder, loss(network(image), image)); a built-in source's `label` "
-            "column then goes unread (dataset.project drops it)."
-        ),
+        description="The columns the loss receives after the network's output, in order: loss(logits, "
+        "*labels); more than one needs an imported loss. A column of data.inputs is the target itself "
+        "(`labels: [image]`: an autoencoder, loss(network(image), image)); a built-in source's `label` "
+        "column then goes unread (dataset.project drops it).",
     )
 
     class_names: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=2)] | None = Field(
         None,
-        description=(
-            "The classes' names in label order, e.g. [cat, dog]: predict.py prints them with its top classes "
-            "(an image_folder source names them by its folders already). Costs one line of predict.py."
-        ),
+        description="The classes' names in label order, e.g. [cat, dog]: predict.py prints them with its top "
+        "classes (an image_folder source names them by its folders already). Costs one line of predict.py.",
     )
 
     @property

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import Field
 
-from mscodegen.schema._base import NOT_BOOL, PositiveInt, Section
+from mscodegen.schema._base import Fraction, PositiveInt, Section
 
 
 class Ema(Section):
     """After each optimizer step: d = decay * (1 - exp(-updates / warmup_steps)), ema = d * ema + (1 - d) * w."""
 
-    decay: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
-        0.9999, description="The average's decay once warmed up (mindcv's ema_decay)."
-    )
+    decay: Fraction = Field(0.9999, description="The average's decay once warmed up (mindcv's ema_decay).")
     warmup_steps: PositiveInt = Field(
         2000,
         description="Temperature of mindcv's warm-up: the decay is scaled by 1 - exp(-updates / warmup_steps).",

@@ -70,35 +70,35 @@ def _dcgan_adam() -> Adam:
     return Adam(name="adam", lr=0.0002, beta1=0.5)
 
 
-GRAD_CLIP = (
-    "Its gradients clipped before its optimizer step (after unscaling), as grad.clip does for one network: "
-    "global_norm, norm or value."
-)
+class _Role(Section):
+    """What each role has: its network (the role's kinds), its optimizer, its gradient clipping."""
+
+    network: object
+    optimizer: Optimizer = Field(
+        default_factory=_dcgan_adam, description="Default: Adam(lr 0.0002, beta1 0.5), as DCGAN."
+    )
+    grad_clip: Clip | None = Field(
+        None,
+        description="Its gradients clipped before its optimizer step (after unscaling), as grad.clip does "
+        "for one network: global_norm, norm or value.",
+    )
 
 
-class GeneratorRole(Section):
+class GeneratorRole(_Role):
     """The network that makes images from latent vectors, and its optimizer."""
 
     network: GeneratorNetwork = Field(
         description="builtin dcgan_generator, or your own (kind: import) taking (N, latent_dim, 1, 1)."
     )
-    optimizer: Optimizer = Field(
-        default_factory=_dcgan_adam, description="Default: Adam(lr 0.0002, beta1 0.5), as DCGAN."
-    )
-    grad_clip: Clip | None = Field(None, description=GRAD_CLIP)
 
 
-class DiscriminatorRole(Section):
+class DiscriminatorRole(_Role):
     """The network that tells data.train's images from generated ones, and its optimizer."""
 
     network: DiscriminatorNetwork = Field(
         description="builtin dcgan_discriminator, a mindcv model with num_classes 1, or your own (kind: "
         "import); it returns one logit per image."
     )
-    optimizer: Optimizer = Field(
-        default_factory=_dcgan_adam, description="Default: Adam(lr 0.0002, beta1 0.5), as DCGAN."
-    )
-    grad_clip: Clip | None = Field(None, description=GRAD_CLIP)
     clip_weights: PositiveFloat32 | None = Field(
         None,
         description="WGAN's weight clipping (loss: wasserstein): after each of its updates, every trainable "

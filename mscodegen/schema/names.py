@@ -107,22 +107,11 @@ GAN_NAMES = frozenset(
         "g_lr", "g_optimizer", "g_overflow", "g_reducer", "g_scale", "g_scaler", "generator", "i", "info",
         "networks", "noise", "prefix_optimizer_state", "rows", "samples", "save_samples", "scales", "size",
         "state", "z",
+        # gan.loss: wasserstein, the critic's clip_weights and gradient_penalty, grad_clip
+        "D_CLIP_VALUE", "D_MAX_NORM", "D_WEIGHT_CLIP", "GP_WEIGHT", "G_CLIP_VALUE", "G_MAX_NORM", "ScoreSum",
+        "mix", "weight",
     }
 )  # fmt: skip
-# What a Wasserstein gan adds (gan.loss: wasserstein; the critic's clip_weights, gradient_penalty; grad_clip).
-GAN_NAMES |= frozenset(
-    {
-        "D_CLIP_VALUE",
-        "D_MAX_NORM",
-        "D_WEIGHT_CLIP",
-        "GP_WEIGHT",
-        "G_CLIP_VALUE",
-        "G_MAX_NORM",
-        "ScoreSum",
-        "mix",
-        "weight",
-    }
-)
 BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 RESERVED_NAMES = SCRIPT_NAMES | GAN_NAMES | BUILTIN_NAMES
 

@@ -95,10 +95,8 @@ class NetworkCheckpoint(Section):
     )
     strict: Bool = Field(
         True,
-        description=(
-            "Every network parameter not skipped must be in the file with the same shape (false: load what "
-            "matches, leave the rest initialised)."
-        ),
+        description="Every network parameter not skipped must be in the file with the same shape (false: "
+        "load what matches, leave the rest initialised).",
     )
 
     @field_validator("path")
@@ -118,11 +116,9 @@ class Freeze(Section):
     )
     epochs: PositiveInt | None = Field(
         None,
-        description=(
-            "Frozen for this many epochs, then trained, in one run: an optimizer group of their own whose LR "
-            "is 0 until then (their gradients and optimizer state are computed all along). Less than "
-            "train.epochs; omitted: frozen for the whole run."
-        ),
+        description="Frozen for this many epochs, then trained, in one run: an optimizer group of their own "
+        "whose LR is 0 until then (their gradients and optimizer state are computed all along). Less than "
+        "train.epochs; omitted: frozen for the whole run.",
     )
 
 
@@ -207,16 +203,12 @@ class MindcvNetwork(_Adaptable):
     @classmethod
     def _no_reserved_kwargs(cls, kwargs: dict[str, object]) -> dict[str, object]:
         names = {python_name(key) for key in kwargs}  # as Python reads them: '𝐩retrained' is 'pretrained'
-        for reserved in ("num_classes", "pretrained"):
+        for reserved, use in (
+            ("num_classes", "use network.num_classes"),
+            ("pretrained", "no downloads: always false"),
+        ):
             if reserved in names:
-                raise ValueError(
-                    f"{reserved!r} is set by mscodegen"
-                    + (
-                        " (use network.num_classes)"
-                        if reserved == "num_classes"
-                        else " (no downloads: always false)"
-                    )
-                )
+                raise ValueError(f"{reserved!r} is set by mscodegen ({use})")
         return kwargs
 
 

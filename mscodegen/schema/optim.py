@@ -9,6 +9,7 @@ from pydantic import Discriminator, Field, Strict, Tag, model_validator
 from mscodegen.schema._base import (
     NOT_BOOL,
     Bool,
+    Fraction,
     Identifier,
     ImportPath,
     Kwargs,
@@ -57,12 +58,6 @@ class ImportedLoss(Section):
     def name(self) -> str:
         """What the scripts and messages call it: the import path."""
         return self.path
-
-
-def _loss_kind(value: object) -> str:
-    """`kind: import` is the imported form; the built-in form has no kind."""
-    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-    return "import" if kind == "import" else "builtin"
 
 
 # One loss per head (loss.heads): the name HeadsLoss goes by where one loss name is read (messages, defaults).
@@ -117,10 +112,11 @@ def head_output(head: str) -> str:
 
 
 def _loss_form(value: object) -> str:
-    """`heads:` is the form of several heads; else `kind` tells the imported form from the built-in one."""
+    """`heads:` is the form of several heads, `kind: import` the imported one; the built-in form has no kind."""
     if isinstance(value, dict) and "heads" in value or isinstance(value, HeadsLoss):
         return "heads"
-    return _loss_kind(value)
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "import" if kind == "import" else "builtin"
 
 
 LossSection = Annotated[
@@ -129,10 +125,8 @@ LossSection = Annotated[
     | Annotated[HeadsLoss, Tag("heads")],
     Discriminator(_loss_form),
     Field(
-        description=(
-            "A mindspore.nn loss (`name`, `kwargs`), the user's own (`kind: import`, `path`, `kwargs`), or one "
-            "per head (`heads`) for a network with several outputs."
-        )
+        description="A mindspore.nn loss (`name`, `kwargs`), the user's own (`kind: import`, `path`, "
+        "`kwargs`), or one per head (`heads`) for a network with several outputs."
     ),
 ]
 
@@ -207,14 +201,14 @@ class _Optimizer(Section):
 
 class Momentum(_Optimizer):
     name: Literal["momentum"]
-    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.9
+    momentum: NonNegativeFloat = 0.9
     nesterov: Bool = False
 
 
 class SGD(_Optimizer):
     name: Literal["sgd"]
-    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
-    dampening: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
+    momentum: NonNegativeFloat = 0.0
+    dampening: NonNegativeFloat = 0.0
     nesterov: Bool = False
 
     @model_validator(mode="after")
@@ -226,8 +220,8 @@ class SGD(_Optimizer):
 
 class Adam(_Optimizer):
     name: Literal["adam"]
-    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
+    beta1: Fraction = 0.9
+    beta2: Fraction = 0.999
     eps: PositiveFloat32 = 1e-8
 
 
@@ -238,8 +232,8 @@ class AdamWeightDecay(_Optimizer):
     Adam does, and is what mindcv's `opt: adamw` trains with."""
 
     name: Literal["adamw"]
-    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
+    beta1: Fraction = 0.9
+    beta2: Fraction = 0.999
     eps: PositiveFloat32 = 1e-6
     bias_correction: Bool = Field(
         False,
@@ -257,7 +251,7 @@ class RMSProp(_Optimizer):
     decay: Annotated[float, NOT_BOOL, Field(ge=0, lt=1)] = Field(
         0.9, description="Decay of the moving mean square."
     )
-    momentum: Annotated[float, NOT_BOOL, Field(ge=0)] = 0.0
+    momentum: NonNegativeFloat = 0.0
     epsilon: PositiveFloat32 = 1e-10
     centered: Bool = Field(False, description="Normalize by the centered second moment (variance).")
 
@@ -267,8 +261,8 @@ class Lamb(_Optimizer):
     CPU"), so validate rejects it with runtime.device_target CPU; it takes no loss_scale either."""
 
     name: Literal["lamb"]
-    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.9
-    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.999
+    beta1: Fraction = 0.9
+    beta2: Fraction = 0.999
     eps: PositiveFloat32 = 1e-6
 
 
@@ -277,10 +271,10 @@ class Lion(_Optimizer):
     momentum, weight decay decoupled. Runs on CPU. Lion wants a 3-10x smaller lr than AdamW."""
 
     name: Literal["lion"]
-    beta1: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
+    beta1: Fraction = Field(
         0.9, description="Interpolation between momentum and gradient for the update's sign."
     )
-    beta2: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.99, description="Decay of the momentum.")
+    beta2: Fraction = Field(0.99, description="Decay of the momentum.")
 
 
 Optimizer = Annotated[
@@ -304,7 +298,7 @@ class PiecewiseLR(_OptionalWarmup):
 
     kind: Literal["piecewise"]
     milestones: list[PositiveInt] = Field(min_length=1, description="Epochs (1-based) where the lr drops.")
-    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = 0.1
+    gamma: Fraction = 0.1
 
     @model_validator(mode="after")
     def _increasing(self) -> PiecewiseLR:
@@ -360,7 +354,7 @@ class ExponentialLR(_WarmupThenDecay):
     """optimizer.lr x gamma ** (epochs since the warm-up), counted in fractions of an epoch per step."""
 
     kind: Literal["exponential"]
-    gamma: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(0.9, description="Factor per epoch.")
+    gamma: Fraction = Field(0.9, description="Factor per epoch.")
 
 
 class PolynomialLR(_WarmupThenDecay):
@@ -376,9 +370,7 @@ class OneCycleLR(Section):
     steps, then down to lr / div_factor / final_div_factor."""
 
     kind: Literal["one_cycle"]
-    pct_start: Annotated[float, NOT_BOOL, Field(gt=0, lt=1)] = Field(
-        0.3, description="Share of the steps spent rising."
-    )
+    pct_start: Fraction = Field(0.3, description="Share of the steps spent rising.")
     anneal: Literal["cos", "linear"] = Field("cos", description="Shape of both phases.")
     div_factor: PositiveFloat = Field(25.0, description="The first LR is optimizer.lr / div_factor.")
     final_div_factor: PositiveFloat = Field(

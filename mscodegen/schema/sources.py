@@ -28,6 +28,7 @@ MNIST_LABEL_MAGIC = 0x00000801
 MAX_LISTED = 200_000  # directory entries an image_folder count may look at before it gives up
 MNIST_LABELS = {"train": "train-labels-idx1-ubyte", "test": "t10k-labels-idx1-ubyte"}
 CIFAR10_BATCHES = {"train": "data_batch", "test": "test_batch"}
+TEN_CLASSES = {DigitsData: "digits", MnistData: "MNIST", Cifar10Data: "CIFAR-10"}
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,8 @@ def class_count(spec: object, config_dir: Path) -> Count | None:
     """Number of label values the source yields (labels are 0 .. n-1), when known."""
     if isinstance(spec, SyntheticData):
         return Count(spec.num_classes, f"data's num_classes is {spec.num_classes}")
-    if isinstance(spec, DigitsData):
-        return Count(10, "digits has 10 classes")
-    if isinstance(spec, MnistData):
-        return Count(10, "MNIST has 10 classes")
-    if isinstance(spec, Cifar10Data):
-        return Count(10, "CIFAR-10 has 10 classes")
+    if isinstance(spec, DigitsData | MnistData | Cifar10Data):
+        return Count(10, f"{TEN_CLASSES[type(spec)]} has 10 classes")
     if isinstance(spec, ImageFolderData):
         classes = _class_dirs(config_dir / spec.path)
         if not classes:
@@ -60,7 +57,7 @@ def sample_count(spec: object, config_dir: Path) -> Count | None:
     """Samples per epoch of the source (after its num_samples cap), when cheaply known."""
     count = _source_samples(spec, config_dir)
     cap = getattr(spec, "num_samples", None)
-    if count is not None and cap is not None and not isinstance(spec, SyntheticData) and cap < count.value:
+    if count is not None and cap is not None and cap < count.value:  # synthetic: count == cap
         return Count(cap, f"num_samples caps it at {cap}")
     return count
 
@@ -131,11 +128,8 @@ def _csv_samples(spec: CsvData, config_dir: Path) -> Count | None:
     rows = min(table.rows, spec.num_samples or table.rows)
     capped = rows < table.rows
     if spec.split:
-        why = (
-            f"the {spec.split} split of {spec.path}: {stop - start} of its first {rows} rows (num_samples)"
-            if capped
-            else f"the {spec.split} split of {spec.path}: {stop - start} of its {rows} rows"
-        )
+        first, cap = ("first ", " (num_samples)") if capped else ("", "")
+        why = f"the {spec.split} split of {spec.path}: {stop - start} of its {first}{rows} rows{cap}"
     else:
         why = f"{spec.path} has {table.rows} rows" + (f", num_samples reads {rows}" if capped else "")
     if spec.missing != "drop":
@@ -189,7 +183,7 @@ def _cifar10_samples(spec: Cifar10Data, directory: Path) -> Count | None:
 
 
 def _class_dirs(directory: Path) -> list[Path] | None:
-    """The class sub-directories, or None when unknowable cheaply (missing, huge, or nested)."""
+    """The class sub-directories, or None when the directory cannot be read."""
     try:
         with os.scandir(directory) as entries:
             dirs = [Path(e.path) for e in entries if e.is_dir()]

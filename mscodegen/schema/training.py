@@ -83,6 +83,7 @@ class Train(Section):
 # Metrics of a binary classifier with one logit per sample (BCEWithLogitsLoss): MindSpore's nn.Accuracy,
 # nn.Precision, nn.Recall and nn.F1 take one score per class and fail on one logit, so the scripts write them.
 BINARY_METRIC_NAMES = ("binary_accuracy", "binary_precision", "binary_recall", "binary_f1", "auc")
+METRIC_NAMES = ("accuracy", "loss", "precision", "recall", "f1", "mae", "mse", *BINARY_METRIC_NAMES)
 
 
 HEAD_DESCRIPTION = (
@@ -99,20 +100,7 @@ class BuiltinMetric(Section):
     divide nn.MAE's and nn.MSE's per-sample sums by the outputs per sample when there are several, or the
     network is imported). Its key in the results is the name."""
 
-    name: Literal[
-        "accuracy",
-        "loss",
-        "precision",
-        "recall",
-        "f1",
-        "mae",
-        "mse",
-        "binary_accuracy",
-        "binary_precision",
-        "binary_recall",
-        "binary_f1",
-        "auc",
-    ]
+    name: Literal[METRIC_NAMES]  # type: ignore[valid-type]
     head: Identifier | None = Field(None, description=HEAD_DESCRIPTION)
 
     @property
@@ -174,18 +162,13 @@ def default_metrics(loss_name: str) -> tuple[Metric, ...]:
 def eval_metrics(
     section: Eval | None, loss_name: str, heads: Mapping[str, str] | None = None
 ) -> tuple[Metric, ...]:
-    """The metrics evaluated: eval.metrics as written, else the loss's defaults (with loss.heads, `heads`:
-    head -> its loss's name, each head's)."""
+    """The metrics evaluated: eval.metrics as written, else the loss's defaults. With loss.heads (`heads`:
+    head -> its loss's name), each head's loss's defaults but the loss (digit_accuracy,
+    parity_binary_accuracy), then the loss, their weighted sum."""
     if section is not None and "metrics" in section.model_fields_set:
         return tuple(section.metrics)
-    if heads:
-        return head_default_metrics(heads)
-    return default_metrics(loss_name)
-
-
-def head_default_metrics(heads: Mapping[str, str]) -> tuple[Metric, ...]:
-    """loss.heads without eval.metrics: each head's loss's defaults but the loss (digit_accuracy,
-    parity_binary_accuracy), then the loss, their weighted sum."""
+    if not heads:
+        return default_metrics(loss_name)
     per_head = [
         metric.model_copy(update={"head": head})
         for head, loss in heads.items()
@@ -215,6 +198,14 @@ class Eval(Section):
     )
 
 
+MONITOR = "An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
+# Whether the lower or the higher value of the monitored metric is better (keep_max_by, early_stopping).
+Mode = Annotated[
+    Literal["min", "max"] | None,
+    Field(description="Default: min for names ending in loss, mae or mse, else max."),
+]
+
+
 class KeepBest(Section):
     """Keep the best checkpoints by an evaluation metric (mindcv's top_k policy), and a copy of the best."""
 
@@ -222,9 +213,7 @@ class KeepBest(Section):
         description="How many to keep: '<prefix>-best-<epoch>_<step>.ckpt' (network weights), written after "
         "each evaluation; the best also as 'best.ckpt'. Ties keep the earlier evaluation."
     )
-    monitor: str = Field(
-        "loss", description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key."
-    )
+    monitor: str = Field("loss", description=MONITOR)
     mode: Literal["min", "max"] | None = Field(
         None, description="Default: min for names ending in loss, else max."
     )
@@ -233,10 +222,8 @@ class KeepBest(Section):
 class KeepMaxBy(Section):
     """Which keep_max checkpoints stay: those with the best evaluation metric (mindcv's top_k policy)."""
 
-    monitor: str = Field(description="An eval.metrics key: accuracy, loss, top_5, an imported metric's key.")
-    mode: Literal["min", "max"] | None = Field(
-        None, description="Default: min for names ending in loss, mae or mse, else max."
-    )
+    monitor: str = Field(description=MONITOR)
+    mode: Mode = None
 
 
 class CheckpointCb(Section):
@@ -295,9 +282,7 @@ class EarlyStoppingCb(Section):
         description="An eval.metrics key: accuracy, loss, top_5, mae, an imported metric's key; "
         "`key.field` watches one field of an imported metric that returns a dict (myprec.precision).",
     )
-    mode: Literal["min", "max"] | None = Field(
-        None, description="Default: min for names ending in loss, mae or mse, else max."
-    )
+    mode: Mode = None
     patience: PositiveInt = Field(3, description="Evaluations (every eval.every_epochs) without improvement.")
     min_delta: Annotated[float, NOT_BOOL, Field(ge=0, allow_inf_nan=False)] = Field(
         0.0, description="An improvement must exceed this."
