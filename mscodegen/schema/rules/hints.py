@@ -17,7 +17,7 @@ from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import KeyPath, Violation
-from mscodegen.schema.rules.modules import find_module_file
+from mscodegen.schema.rules.modules import DEFINITIONS, find_module_file
 
 DROPOUT_CALLS = frozenset(
     {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d"}
@@ -72,11 +72,7 @@ def _calls_dropout(path: str, config_dir: Path) -> bool:
         tree = ast.parse(source.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError):
         return False
-    definitions = [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr
-    ]
+    definitions = [node for node in tree.body if isinstance(node, DEFINITIONS) and node.name == attr]
     return any(
         isinstance(node, ast.Call) and _called_name(node.func) in DROPOUT_CALLS and not _zero_rate(node)
         for definition in definitions
