@@ -252,30 +252,19 @@ def _eval_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
         reference, where = tuple(net.input_shape), "network.input_shape"
     eval_shape = image_shape_of(eval_spec, pipelines_of(cfg.data, "eval"))
     if reference and eval_shape and eval_shape != reference:
-        yield (
-            _shape_key("eval", eval_spec),
-            f"data.eval's images are {list(eval_shape)} {after(eval_spec)}, but {where} is {list(reference)}",
-        )
+        key, after = shape_source("eval", eval_spec)
+        yield key, f"data.eval's images are {list(eval_shape)} {after}, but {where} is {list(reference)}"
 
 
-def after(spec: object) -> str:
+def shape_source(split: str, spec: object) -> tuple[KeyPath, str]:
+    """The key that sets data.`split`'s image shape, and the words that say where the shape comes from."""
     if isinstance(getattr(spec, "transforms", None), dict):
-        return "after its transforms"
+        return ("data", split, "transforms", "image"), "after its transforms"
     transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
-        return "after transforms.resize"
-    return f"({getattr(spec, 'kind', '')})"
-
-
-def _shape_key(split: str, spec: object) -> KeyPath:
-    if isinstance(getattr(spec, "transforms", None), dict):
-        return ("data", split, "transforms", "image")
-    transforms = fixed_transforms(spec)
-    if transforms is not None and transforms.resize:
-        return ("data", split, "transforms", "resize")
-    if getattr(spec, "image_shape", None):
-        return ("data", split, "image_shape")
-    return ("data", split)
+        return ("data", split, "transforms", "resize"), "after transforms.resize"
+    key: KeyPath = ("data", split, "image_shape") if getattr(spec, "image_shape", None) else ("data", split)
+    return key, f"({getattr(spec, 'kind', '')})"
 
 
 @rule("data")

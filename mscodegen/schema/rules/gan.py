@@ -13,7 +13,7 @@ from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DCGAN_SIZES, NOT_YET, DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import Violation, rule
-from mscodegen.schema.rules.data import _shape_key, after, chw_rules, known_train_batches
+from mscodegen.schema.rules.data import chw_rules, known_train_batches, shape_source
 from mscodegen.schema.rules.network import in_channels_rules
 
 ROLES = ("generator", "discriminator")
@@ -40,6 +40,7 @@ def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation
             )
         return
     channels, height, width = shape
+    shape_at, after = shape_source("train", spec)
     if isinstance(gen, DcganGenerator) and (height, width) != (gen.image_size, gen.image_size):
         fits = height == width and height in DCGAN_SIZES
         fix = (
@@ -50,14 +51,14 @@ def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation
         yield (
             ("gan", "generator", "network", "image_size"),
             f"dcgan_generator makes {gen.image_size}x{gen.image_size} images but data.train's are "
-            f"{height}x{width} {after(spec)}: {fix}",
+            f"{height}x{width} {after}: {fix}",
         )
     if isinstance(disc, DcganDiscriminator) and (height != width or height not in DCGAN_SIZES):
         sizes = ", ".join(map(str, DCGAN_SIZES[:-1])) + f" or {DCGAN_SIZES[-1]}"
         yield (
-            _shape_key("train", spec),
+            shape_at,
             f"dcgan_discriminator takes square images of {sizes} pixels a side, but data.train's are "
-            f"{height}x{width} {after(spec)}",
+            f"{height}x{width} {after}",
         )
     if isinstance(disc, MindcvNetwork):  # one logit per image, of data.train's channels
         if disc.num_classes != 1:

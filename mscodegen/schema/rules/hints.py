@@ -17,7 +17,7 @@ from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import KeyPath, Violation
-from mscodegen.schema.rules.modules import DEFINITIONS, find_module_file
+from mscodegen.schema.rules.modules import DEFINITIONS, find_module_file, networks
 
 DROPOUT_CALLS = frozenset(
     {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d"}
@@ -42,15 +42,7 @@ def dropout_hints(cfg: Config | GanConfig, config_dir: Path) -> list[Violation]:
 
 
 def _dropout_sites(cfg: Config | GanConfig, config_dir: Path) -> Iterator[tuple[KeyPath, str]]:
-    networks: list[tuple[KeyPath, object]] = (
-        [
-            (("gan", role, "network"), getattr(cfg.gan, role).network)
-            for role in ("generator", "discriminator")
-        ]
-        if isinstance(cfg, GanConfig)
-        else [(("network",), cfg.network)]
-    )
-    for at, net in networks:
+    for at, net in networks(cfg, ("network", "gan")):  # the trained ones: not distill.teacher
         if isinstance(net, MindcvNetwork):
             for key in MINDCV_DROPOUT_KWARGS:
                 value = net.kwargs.get(key)

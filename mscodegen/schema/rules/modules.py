@@ -83,7 +83,7 @@ def _import_sites(cfg: Config | GanConfig, valid: Collection[str]) -> Iterator[t
         spec = getattr(cfg.data, split)
         if isinstance(spec, ImportedData):
             yield ("data", split, "factory"), spec.factory, spec.kwargs
-    for at, net in _networks(cfg, valid):
+    for at, net in networks(cfg, valid):
         if isinstance(net, ImportedNetwork):
             yield (*at, "factory"), net.factory, net.kwargs
     if isinstance(cfg, GanConfig):
@@ -97,8 +97,8 @@ def _import_sites(cfg: Config | GanConfig, valid: Collection[str]) -> Iterator[t
         yield ("loss", "path"), cfg.loss.path, cfg.loss.kwargs
 
 
-def _networks(cfg: Config | GanConfig, valid: Collection[str]) -> list[tuple[KeyPath, object]]:
-    """The network sections that passed the schema: gan's two, or network and distill.teacher."""
+def networks(cfg: Config | GanConfig, valid: Collection[str]) -> list[tuple[KeyPath, object]]:
+    """The network sections among `valid`: gan's two, or network and distill.teacher (None: not there)."""
     if isinstance(cfg, GanConfig):
         roles = ("generator", "discriminator") if "gan" in valid else ()
         return [(("gan", role, "network"), getattr(cfg.gan, role).network) for role in roles]

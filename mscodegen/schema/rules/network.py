@@ -13,7 +13,7 @@ from mscodegen.schema.data import CsvData, ImageFolderData, ImportedData
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork, Network
 from mscodegen.schema.optim import HeadsLoss, ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.data import after, chw_rules, splits
+from mscodegen.schema.rules.data import chw_rules, shape_source, splits
 from mscodegen.schema.sources import class_count, first_image_size
 from mscodegen.schema.training import BINARY_METRIC_NAMES, SAME_SHAPE_TARGET_LOSSES, BuiltinMetric, TopKMetric
 
@@ -180,11 +180,11 @@ def _input_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     train_shape = image_shape_of(cfg.data.train)
     if train_shape is None:
         return
+    after = shape_source("train", cfg.data.train)[1]
     if isinstance(net, BuiltinNetwork) and net.input_shape and tuple(net.input_shape) != train_shape:
         yield (
             ("network", "input_shape"),
-            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
-            f"{after(cfg.data.train)}",
+            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} {after}",
         )
     if isinstance(net, MindcvNetwork) and not isinstance(cfg.data.train, CsvData):  # rules/tables.py
         yield from in_channels_rules(net, train_shape[0], ("network",), "network.kwargs")
@@ -194,7 +194,7 @@ def _input_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
                 ("network", "name"),
                 f"mindcv's inception_v3 trains on images of {low} to {high} pixels a side (its auxiliary "
                 f"head ends in a Dense layer that needs a 17x17 map), but data.train gives "
-                f"{train_shape[1]}x{train_shape[2]} {after(cfg.data.train)}: resize them to {low}",
+                f"{train_shape[1]}x{train_shape[2]} {after}: resize them to {low}",
             )
 
 
