@@ -94,9 +94,7 @@ def _batches(
     spec: Dataset, split: str, config_dir: Path | None, shards: int
 ) -> tuple[int, str, int, int] | None:
     """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
-    if isinstance(spec, ImportedData):
-        return None
-    if config_dir is None and hasattr(spec, "path"):
+    if isinstance(spec, ImportedData) or (config_dir is None and hasattr(spec, "path")):
         return None
     count = sample_count(spec, config_dir or Path())
     if count is None:

@@ -191,19 +191,15 @@ def _keyword_problems(tree: ast.Module, attr: str, owner: KeyPath, kwargs: dict[
     params = _keyword_parameters(tree, attr)
     if params is None:
         return []
-    problems: list[Violation] = []
-    for key in kwargs:
-        name = python_name(key)
-        if name not in params:
-            hint = did_you_mean(name, params)
-            takes = ", ".join(sorted(params)) or "none"
-            problems.append(
-                (
-                    (*owner, "kwargs", key),
-                    f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){hint}",
-                )
-            )
-    return problems
+    takes = ", ".join(sorted(params)) or "none"
+    return [
+        (
+            (*owner, "kwargs", key),
+            f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){did_you_mean(name, params)}",
+        )
+        for key in kwargs
+        if (name := python_name(key)) not in params
+    ]
 
 
 def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:

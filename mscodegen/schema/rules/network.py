@@ -272,11 +272,11 @@ def _loss_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
 @rule("loss", "network")
 def _loss_tensor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """A list for a Tensor argument of the loss: one number per class (catalog/losses.py TENSOR_ARGS)."""
-    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs:
-        return
     classes = getattr(cfg.network, "num_classes", None)
+    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs or not isinstance(classes, int):
+        return
     for key, value in cfg.loss.kwargs.items():
-        if not tensor_list(cfg.loss.name, key, value) or not isinstance(classes, int):
+        if not tensor_list(cfg.loss.name, key, value):
             continue
         one = TENSOR_ARGS[(cfg.loss.name, key)]
         if len(value) != classes and not (one and len(value) == 1):
@@ -294,8 +294,7 @@ def _freeze_epochs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
     freeze = cfg.network.freeze
     if freeze is None or freeze.epochs is None:
         return
-    key = ("network", "freeze", "epochs")
-    epochs = cfg.train.epochs
+    key, epochs = ("network", "freeze", "epochs"), cfg.train.epochs
     if freeze.epochs >= epochs:
         fix = f"give 1 to {epochs - 1}" if epochs > 1 else "train for more epochs"
         yield (
