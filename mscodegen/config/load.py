@@ -28,7 +28,6 @@ from mscodegen.schema.rules import (
     SECTIONS,
     cross_section_problems,
     file_problems,
-    gan_module_problems,
     identifier_problems,
     weight_file_problems,
 )
@@ -93,7 +92,7 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         config, valid = _partial_config(tree, exc, model)
     found = [*form, *cross_section_problems(config, path.parent, valid)]
     if isinstance(config, GanConfig):
-        found += gan_module_problems(config, path.parent, valid)
+        found += file_problems(config, path.parent, valid)
     else:
         found += [*identifier_problems(config, valid), *file_problems(config, path.parent, valid)]
     problems += [problem_at(loaded, key, message) for key, message in found]

@@ -9,7 +9,6 @@ own modules).
 
 from mscodegen.schema.rules import data, distill, gan, heads, network, tables, training  # noqa: F401  (registers their rules)
 from mscodegen.schema.rules._registry import GAN_SECTIONS, SECTIONS, cross_section_problems
-from mscodegen.schema.rules.gan import gan_module_problems
 from mscodegen.schema.rules.modules import file_problems, identifier_problems, weight_file_problems
 
 __all__ = [
@@ -17,7 +16,6 @@ __all__ = [
     "SECTIONS",
     "cross_section_problems",
     "file_problems",
-    "gan_module_problems",
     "identifier_problems",
     "weight_file_problems",
 ]

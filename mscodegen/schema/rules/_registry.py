@@ -14,9 +14,8 @@ from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 
 KeyPath = tuple[str | int, ...]
-Violation = tuple[
-    KeyPath, str
-]  # a broken rule: the key to change, and why (config.errors.Problem adds the position)
+# A broken rule: the key to change, and why (config.errors.Problem adds the position).
+Violation = tuple[KeyPath, str]
 Rule = Callable[[Any, Path | None], Iterable[Violation]]  # Any: a Config or a GanConfig (see above)
 
 

@@ -34,11 +34,17 @@ from mscodegen.schema.sources import sample_count
 from mscodegen.schema.training import eval_metrics
 
 
+def splits(cfg: Config | GanConfig) -> Iterator[tuple[str, Dataset]]:
+    """data.train and, when given, data.eval, each with its name."""
+    yield "train", cfg.data.train
+    if cfg.data.eval is not None:
+        yield "eval", cfg.data.eval
+
+
 @rule("data")
 def _shuffle_in_source_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
-    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
-        shuffle = getattr(spec, "shuffle", None)
-        if isinstance(spec, ImportedData) and getattr(shuffle, "in_source", False):
+    for split, spec in splits(cfg):
+        if isinstance(spec, ImportedData) and getattr(spec.shuffle, "in_source", False):
             yield (
                 ("data", split, "shuffle", "in_source"),
                 "the factory builds the source itself: shuffle it there (kind import has no source shuffle)",
@@ -48,8 +54,8 @@ def _shuffle_in_source_rules(cfg: Config, _config_dir: Path | None) -> Iterator[
 @rule("data")
 def _aug_repeats_rules(cfg: Config | GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
     """aug_repeats: mindcv's RepeatAugSampler as the train source's sampler, which orders the samples itself."""
-    for split, spec in (("train", cfg.data.train), ("eval", cfg.data.eval)):
-        if spec is None or spec.aug_repeats is None:
+    for split, spec in splits(cfg):
+        if spec.aug_repeats is None:
             continue
         key = ("data", split, "aug_repeats")
         if split == "eval":
@@ -59,10 +65,8 @@ def _aug_repeats_rules(cfg: Config | GanConfig, _config_dir: Path | None) -> Ite
         elif not isinstance(spec, MnistData | Cifar10Data | ImageFolderData):
             yield (
                 key,
-                (
-                    f"kind {spec.kind} has no MindSpore loader that takes a sampler: repeated augmentation needs "
-                    "mnist, cifar10 or image_folder"
-                ),
+                f"kind {spec.kind} has no MindSpore loader that takes a sampler: repeated augmentation needs "
+                "mnist, cifar10 or image_folder",
             )
         elif getattr(spec, "num_samples", None) is not None:
             yield (
@@ -90,9 +94,7 @@ def _batches(
     spec: Dataset, split: str, config_dir: Path | None, shards: int
 ) -> tuple[int, str, int, int] | None:
     """(batches, why, samples per shard, batch per shard) of one epoch of `spec`, or None."""
-    if isinstance(spec, ImportedData):
-        return None
-    if config_dir is None and hasattr(spec, "path"):
+    if isinstance(spec, ImportedData) or (config_dir is None and hasattr(spec, "path")):
         return None
     count = sample_count(spec, config_dir or Path())
     if count is None:
@@ -115,10 +117,8 @@ def _parallel_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
         if dataset.batch_size % par.workers:
             yield (
                 ("data", "train", "batch_size"),
-                (
-                    f"{dataset.batch_size} is the global batch and must divide evenly over "
-                    f"parallel.workers ({par.workers})"
-                ),
+                f"{dataset.batch_size} is the global batch and must divide evenly over "
+                f"parallel.workers ({par.workers})",
             )
         # a file loader's num_samples (synthetic data makes exactly its num_samples, then shards them)
         samples = (
@@ -137,10 +137,9 @@ def _parallel_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
 @rule("data", "parallel")
 def _empty_epoch_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """An epoch of zero batches: the native loop would train 0 steps (and exit 0), Model.train raises."""
-    for split in ("train", "eval"):
-        spec = getattr(cfg.data, split)
+    for split, spec in splits(cfg):
         shards = cfg.parallel.workers if split == "train" and _sharded(cfg) else 1
-        found = None if spec is None else _batches(spec, split, config_dir, shards)
+        found = _batches(spec, split, config_dir, shards)
         if found is None or found[0] > 0:
             continue
         _, why, samples, batch = found
@@ -148,14 +147,12 @@ def _empty_epoch_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violati
         cause = f"{samples} samples{per} ({why})"
         doing = "trains 0 steps" if split == "train" else "evaluates on nothing"
         if samples == 0:
-            yield (("data", split), f"data.{split} is empty: {cause}; the script {doing}")
+            yield ("data", split), f"data.{split} is empty: {cause}; the script {doing}"
         else:
             yield (
                 ("data", split, "batch_size"),
-                (
-                    f"{cause} make no full batch of {batch}{per} with drop_remainder: the script {doing}; "
-                    "lower batch_size or set drop_remainder: false"
-                ),
+                f"{cause} make no full batch of {batch}{per} with drop_remainder: the script {doing}; "
+                "lower batch_size or set drop_remainder: false",
             )
 
 
@@ -253,30 +250,19 @@ def _eval_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
         reference, where = tuple(net.input_shape), "network.input_shape"
     eval_shape = image_shape_of(eval_spec, pipelines_of(cfg.data, "eval"))
     if reference and eval_shape and eval_shape != reference:
-        yield (
-            _shape_key("eval", eval_spec),
-            f"data.eval's images are {list(eval_shape)} {after(eval_spec)}, but {where} is {list(reference)}",
-        )
+        key, after = shape_source("eval", eval_spec)
+        yield key, f"data.eval's images are {list(eval_shape)} {after}, but {where} is {list(reference)}"
 
 
-def after(spec: object) -> str:
+def shape_source(split: str, spec: object) -> tuple[KeyPath, str]:
+    """The key that sets data.`split`'s image shape, and the words that say where the shape comes from."""
     if isinstance(getattr(spec, "transforms", None), dict):
-        return "after its transforms"
+        return ("data", split, "transforms", "image"), "after its transforms"
     transforms = fixed_transforms(spec)
     if transforms is not None and transforms.resize:
-        return "after transforms.resize"
-    return f"({getattr(spec, 'kind', '')})"
-
-
-def _shape_key(split: str, spec: object) -> KeyPath:
-    if isinstance(getattr(spec, "transforms", None), dict):
-        return ("data", split, "transforms", "image")
-    transforms = fixed_transforms(spec)
-    if transforms is not None and transforms.resize:
-        return ("data", split, "transforms", "resize")
-    if getattr(spec, "image_shape", None):
-        return ("data", split, "image_shape")
-    return ("data", split)
+        return ("data", split, "transforms", "resize"), "after transforms.resize"
+    key: KeyPath = ("data", split, "image_shape") if getattr(spec, "image_shape", None) else ("data", split)
+    return key, f"({getattr(spec, 'kind', '')})"
 
 
 @rule("data")
@@ -298,18 +284,15 @@ def _column_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
         if normal in seen and not target_is_input:
             yield at, f"column {column!r} is named twice in data.inputs and data.labels (as Python reads it)"
         seen.add(normal)
-    for split in ("train", "eval"):
-        spec = getattr(data, split)
-        if spec is not None:
-            yield from _source_column_rules(data, split, spec, named)
+    for split, spec in splits(cfg):
+        yield from _source_column_rules(data, split, spec, named)
 
 
 def _source_column_rules(
     data: Data, split: str, spec: Dataset, named: list[tuple[KeyPath, str]]
 ) -> Iterator[Violation]:
     """The columns data.`split` yields against data.inputs + data.labels (`named`) and its transforms."""
-    wanted = data.columns
-    have = batch_columns(data, spec)
+    wanted, have = data.columns, batch_columns(data, spec)
     listed = isinstance(spec, ImportedData | CsvData)  # the config lists the source's columns
     where: KeyPath = ("data", split, "columns") if listed else ("data", split)
     if isinstance(spec, ImportedData):
@@ -367,19 +350,15 @@ def _unknown_column_rules(
             hint = did_you_mean(column, unnamed)
             if not hint and unnamed and at[1] not in data.model_fields_set:  # the default [image] or [label]
                 hint = f"; data.{at[1]} is [{column}] unless the config says otherwise, e.g. data.{at[1]}: [{unnamed[0]}]"
-            yield (
-                at,
-                f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint,
-            )
+            yield at, f"{column!r} is not a column of {source}, whose columns are {', '.join(have)}" + hint
 
 
 @rule("data")
 def _decode_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """An image folder read undecoded (decode: false) decodes in its first image op, and only there."""
     decoders = " or ".join(pipeline.DECODING_OPS)
-    for split in ("train", "eval"):
-        spec = getattr(cfg.data, split)
-        if spec is None or isinstance(spec, ImportedData):  # a factory may yield encoded bytes
+    for split, spec in splits(cfg):
+        if isinstance(spec, ImportedData):  # a factory may yield encoded bytes
             continue
         pipelines = pipelines_of(cfg.data, split)
         ops = pipeline.names((pipelines or {}).get("image", []))
@@ -449,9 +428,7 @@ def _many_inputs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
             f"amp.level {cfg.amp.level} takes one network input and one label column; data.inputs and "
             f"data.labels name {len(inputs)} and {len(cfg.data.labels)}: use amp.level O0 with several columns",
         )
-    if len(inputs) < 2:
-        return
-    if not isinstance(cfg.network, ImportedNetwork):
+    if len(inputs) > 1 and not isinstance(cfg.network, ImportedNetwork):
         yield (
             ("data", "inputs"),
             f"{len(inputs)} network inputs ({', '.join(inputs)}) but the {cfg.network.kind} network "
@@ -498,8 +475,8 @@ def _class_names_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
 @rule("data")
 def _mindcv_augment_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """A mindcv.auto_augment policy that mindcv 0.3.0 builds (its grammar in the message), at `policy`."""
-    for split in ("train", "eval"):
-        transforms = getattr(getattr(cfg.data, split), "transforms", None)
+    for split, spec in splits(cfg):
+        transforms = getattr(spec, "transforms", None)
         for column, entries in transforms.items() if isinstance(transforms, dict) else ():
             for i, entry in enumerate(entries or []):
                 name, kwargs = pipeline.split_entry(entry)

@@ -6,17 +6,15 @@ at the key that asks for it (mscodegen.config.forms says it for the sections a g
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from mscodegen.schema import image_shape_of
-from mscodegen.schema._base import python_name
-from mscodegen.schema.data import ImportedData
 from mscodegen.schema.gan import DCGAN_SIZES, NOT_YET, DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
-from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.data import _shape_key, after, chw_rules, known_train_batches
-from mscodegen.schema.rules.modules import _data_dir_problems, _import_problems
+from mscodegen.schema.rules._registry import Violation, rule
+from mscodegen.schema.rules.data import chw_rules, known_train_batches, shape_source
+from mscodegen.schema.rules.network import in_channels_rules
 
 ROLES = ("generator", "discriminator")
 
@@ -24,8 +22,7 @@ ROLES = ("generator", "discriminator")
 @rule("gan", "data.train")
 def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]:
     """The generator makes data.train's images; the discriminator takes them."""
-    gen, disc = cfg.gan.generator.network, cfg.gan.discriminator.network
-    spec = cfg.data.train
+    gen, disc, spec = cfg.gan.generator.network, cfg.gan.discriminator.network, cfg.data.train
     builtin = [
         role
         for role in ROLES
@@ -43,6 +40,7 @@ def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation
             )
         return
     channels, height, width = shape
+    shape_at, after = shape_source("train", spec)
     if isinstance(gen, DcganGenerator) and (height, width) != (gen.image_size, gen.image_size):
         fits = height == width and height in DCGAN_SIZES
         fix = (
@@ -53,36 +51,22 @@ def _image_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation
         yield (
             ("gan", "generator", "network", "image_size"),
             f"dcgan_generator makes {gen.image_size}x{gen.image_size} images but data.train's are "
-            f"{height}x{width} {after(spec)}: {fix}",
+            f"{height}x{width} {after}: {fix}",
         )
     if isinstance(disc, DcganDiscriminator) and (height != width or height not in DCGAN_SIZES):
         sizes = ", ".join(map(str, DCGAN_SIZES[:-1])) + f" or {DCGAN_SIZES[-1]}"
         yield (
-            _shape_key("train", spec),
+            shape_at,
             f"dcgan_discriminator takes square images of {sizes} pixels a side, but data.train's are "
-            f"{height}x{width} {after(spec)}",
+            f"{height}x{width} {after}",
         )
-    if isinstance(disc, MindcvNetwork):
-        yield from _mindcv_discriminator_rules(disc, channels)
-
-
-def _mindcv_discriminator_rules(disc: MindcvNetwork, channels: int) -> Iterator[Violation]:
-    """A mindcv discriminator: one logit per image, of data.train's `channels`."""
-    if disc.num_classes != 1:
-        yield (
-            ("gan", "discriminator", "network", "num_classes"),
-            "the discriminator returns one logit per image: set num_classes: 1",
-        )
-    in_channels, key = 3, ("gan", "discriminator", "network")  # type: tuple[int, KeyPath]
-    for name, value in disc.kwargs.items():
-        if python_name(name) == "in_channels" and isinstance(value, int):
-            in_channels, key = value, (*key, "kwargs", name)
-    if in_channels != channels:
-        yield (
-            key,
-            f"mindcv's {disc.name} takes {in_channels}-channel images but data.train gives {channels} "
-            f"channels: set kwargs.in_channels: {channels}",
-        )
+    if isinstance(disc, MindcvNetwork):  # one logit per image, of data.train's channels
+        if disc.num_classes != 1:
+            yield (
+                ("gan", "discriminator", "network", "num_classes"),
+                "the discriminator returns one logit per image: set num_classes: 1",
+            )
+        yield from in_channels_rules(disc, channels, ("gan", "discriminator", "network"), "kwargs")
 
 
 @rule("gan", "data", "parallel")
@@ -100,8 +84,7 @@ def _data_rules(cfg: GanConfig, config_dir: Path | None) -> Iterator[Violation]:
         yield ("data", "eval"), f"evaluation is {NOT_YET} (the sample grid shows the progress)"
     if data.train.batch_transforms:
         yield ("data", "train", "batch_transforms"), f"batch-level ops (they mix labels) are {NOT_YET}"
-    batches = known_train_batches(cfg, config_dir)
-    k = cfg.gan.d_steps
+    batches, k = known_train_batches(cfg, config_dir), cfg.gan.d_steps
     if batches and k > 1 and batches // k == 0:
         yield (
             ("gan", "d_steps"),
@@ -153,28 +136,6 @@ def _role_rules(cfg: GanConfig, _config_dir: Path | None) -> Iterator[Violation]
                 yield (*at, "network", "checkpoint"), f"loading weights before training is {NOT_YET}"
             if net.freeze is not None:
                 yield (*at, "network", "freeze"), f"freezing parameters is {NOT_YET}"
-
-
-def gan_module_problems(cfg: GanConfig, config_dir: Path | None, valid: Collection[str]) -> list[Violation]:
-    """The user's modules and data folders of a gan config (schema/rules/modules.py's checks)."""
-    problems: list[Violation] = []
-    sites: list[tuple[KeyPath, str, dict[str, object]]] = []
-    if "gan" in valid:
-        for role in ROLES:
-            net = getattr(cfg.gan, role).network
-            if isinstance(net, ImportedNetwork):
-                sites.append((("gan", role, "network", "factory"), net.factory, net.kwargs))
-    splits = ("train", "eval") if "data" in valid else ("train",) if "data.train" in valid else ()
-    for split in splits:
-        spec = getattr(cfg.data, split)
-        if isinstance(spec, ImportedData):
-            sites.append((("data", split, "factory"), spec.factory, spec.kwargs))
-        elif spec is not None and hasattr(spec, "path") and config_dir is not None:
-            problems += _data_dir_problems(spec, ("data", split), config_dir)
-    for at, path, kwargs in sites:
-        if config_dir is not None:
-            problems += _import_problems(path, at, config_dir, kwargs)
-    return problems
 
 
 @rule("gan", "runtime", "amp")

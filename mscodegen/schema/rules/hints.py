@@ -17,7 +17,7 @@ from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import ImportedNetwork, MindcvNetwork
 from mscodegen.schema.rules._registry import KeyPath, Violation
-from mscodegen.schema.rules.modules import find_module_file
+from mscodegen.schema.rules.modules import DEFINITIONS, find_module_file, networks
 
 DROPOUT_CALLS = frozenset(
     {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d"}
@@ -42,15 +42,7 @@ def dropout_hints(cfg: Config | GanConfig, config_dir: Path) -> list[Violation]:
 
 
 def _dropout_sites(cfg: Config | GanConfig, config_dir: Path) -> Iterator[tuple[KeyPath, str]]:
-    networks: list[tuple[KeyPath, object]] = (
-        [
-            (("gan", role, "network"), getattr(cfg.gan, role).network)
-            for role in ("generator", "discriminator")
-        ]
-        if isinstance(cfg, GanConfig)
-        else [(("network",), cfg.network)]
-    )
-    for at, net in networks:
+    for at, net in networks(cfg, ("network", "gan")):  # the trained ones: not distill.teacher
         if isinstance(net, MindcvNetwork):
             for key in MINDCV_DROPOUT_KWARGS:
                 value = net.kwargs.get(key)
@@ -72,11 +64,7 @@ def _calls_dropout(path: str, config_dir: Path) -> bool:
         tree = ast.parse(source.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError):
         return False
-    definitions = [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr
-    ]
+    definitions = [node for node in tree.body if isinstance(node, DEFINITIONS) and node.name == attr]
     return any(
         isinstance(node, ast.Call) and _called_name(node.func) in DROPOUT_CALLS and not _zero_rate(node)
         for definition in definitions

@@ -13,16 +13,14 @@ from typing import Any
 from mscodegen.catalog.suggest import did_you_mean
 from mscodegen.schema import Config
 from mscodegen.schema._base import python_name
-from mscodegen.schema.data import (
-    ImportedData,
-)
-from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork, Network
-from mscodegen.schema.optim import (
-    ImportedLoss,
-)
+from mscodegen.schema.data import ImportedData
+from mscodegen.schema.gan import GanConfig
+from mscodegen.schema.network import BuiltinNetwork, ImportedNetwork
+from mscodegen.schema.optim import ImportedLoss
 from mscodegen.schema.rules._registry import SECTIONS, KeyPath, Violation
 from mscodegen.schema.training import ImportedMetric
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # the nodes that define a name
 MNIST_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
@@ -58,53 +56,54 @@ def identifier_problems(cfg: Config, valid: Collection[str] = SECTIONS) -> list[
         for key in kwargs:
             normal = python_name(key)
             if normal in seen:
-                problems.append(
-                    (
-                        (*at, key),
-                        f"{key!r} and {seen[normal]!r} are the same keyword argument {normal!r} to Python "
-                        "(it NFKC-normalizes identifiers)",
-                    )
-                )
+                same = f"{key!r} and {seen[normal]!r} are the same keyword argument {normal!r} to Python"
+                problems.append(((*at, key), f"{same} (it NFKC-normalizes identifiers)"))
             seen.setdefault(normal, key)
     return problems
 
 
-def file_problems(cfg: Config, config_dir: Path, valid: Collection[str] = SECTIONS) -> list[Violation]:
+def file_problems(
+    cfg: Config | GanConfig, config_dir: Path, valid: Collection[str] = SECTIONS
+) -> list[Violation]:
     """Data directories that do not exist, import paths that do not resolve."""
     problems: list[Violation] = []
     for split in _valid_splits(valid):
         dataset = getattr(cfg.data, split)
-        if dataset is None:
-            continue
         if hasattr(dataset, "path"):
             problems += _data_dir_problems(dataset, ("data", split), config_dir)
-        if isinstance(dataset, ImportedData):
-            problems += _import_problems(
-                dataset.factory, ("data", split, "factory"), config_dir, dataset.kwargs
-            )
-    problems += _network_import_problems(cfg, config_dir, valid)
+    for at, path, kwargs in _import_sites(cfg, valid):
+        problems += _import_problems(path, at, config_dir, kwargs)
+    return problems
+
+
+def _import_sites(cfg: Config | GanConfig, valid: Collection[str]) -> Iterator[tuple[KeyPath, str, Any]]:
+    """Each import path of the config: the key that names it, the path, the keyword arguments it is called
+    with (data factories, networks: gan's two or network and distill.teacher, metrics, grad.process, loss)."""
+    for split in _valid_splits(valid):
+        spec = getattr(cfg.data, split)
+        if isinstance(spec, ImportedData):
+            yield ("data", split, "factory"), spec.factory, spec.kwargs
+    for at, net in networks(cfg, valid):
+        if isinstance(net, ImportedNetwork):
+            yield (*at, "factory"), net.factory, net.kwargs
+    if isinstance(cfg, GanConfig):
+        return
     for i, metric in enumerate(cfg.eval.metrics if "eval" in valid and cfg.eval else []):
         if isinstance(metric, ImportedMetric):
-            problems += _import_problems(
-                metric.cls, ("eval", "metrics", i, "class"), config_dir, metric.kwargs
-            )
+            yield ("eval", "metrics", i, "class"), metric.cls, metric.kwargs
     if "grad" in valid and cfg.grad.process:
-        problems += _import_problems(cfg.grad.process, ("grad", "process"), config_dir)
+        yield ("grad", "process"), cfg.grad.process, None
     if "loss" in valid and isinstance(cfg.loss, ImportedLoss):
-        problems += _import_problems(cfg.loss.path, ("loss", "path"), config_dir, cfg.loss.kwargs)
-    return problems
+        yield ("loss", "path"), cfg.loss.path, cfg.loss.kwargs
 
 
-def _network_import_problems(cfg: Config, config_dir: Path, valid: Collection[str]) -> list[Violation]:
-    """The factories of network and of distill.teacher."""
-    networks: list[tuple[KeyPath, Network]] = [(("network",), cfg.network)] if "network" in valid else []
-    if "distill" in valid and cfg.distill is not None:
-        networks.append((("distill", "teacher"), cfg.distill.teacher))
-    problems: list[Violation] = []
-    for at, net in networks:
-        if isinstance(net, ImportedNetwork):
-            problems += _import_problems(net.factory, (*at, "factory"), config_dir, net.kwargs)
-    return problems
+def networks(cfg: Config | GanConfig, valid: Collection[str]) -> list[tuple[KeyPath, object]]:
+    """The network sections among `valid`: gan's two, or network and distill.teacher (None: not there)."""
+    if isinstance(cfg, GanConfig):
+        roles = ("generator", "discriminator") if "gan" in valid else ()
+        return [(("gan", role, "network"), getattr(cfg.gan, role).network) for role in roles]
+    teacher = cfg.distill.teacher if "distill" in valid and cfg.distill is not None else None
+    return [(("network",), cfg.network if "network" in valid else None), (("distill", "teacher"), teacher)]
 
 
 def weight_file_problems(cfg: Config, config_dir: Path) -> list[Violation]:
@@ -192,28 +191,20 @@ def _keyword_problems(tree: ast.Module, attr: str, owner: KeyPath, kwargs: dict[
     params = _keyword_parameters(tree, attr)
     if params is None:
         return []
-    problems: list[Violation] = []
-    for key in kwargs:
-        name = python_name(key)
-        if name not in params:
-            hint = did_you_mean(name, params)
-            takes = ", ".join(sorted(params)) or "none"
-            problems.append(
-                (
-                    (*owner, "kwargs", key),
-                    f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){hint}",
-                )
-            )
-    return problems
+    takes = ", ".join(sorted(params)) or "none"
+    return [
+        (
+            (*owner, "kwargs", key),
+            f"{attr}() takes no keyword argument {name!r} (it takes: {takes}){did_you_mean(name, params)}",
+        )
+        for key in kwargs
+        if (name := python_name(key)) not in params
+    ]
 
 
 def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:
     """Names `attr` accepts as keywords, or None when that cannot be read reliably."""
-    definitions = [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == attr
-    ]
+    definitions = [node for node in tree.body if isinstance(node, DEFINITIONS) and node.name == attr]
     others = [
         node for node in tree.body if attr in _top_level_names(ast.Module(body=[node], type_ignores=[]))
     ]
@@ -235,7 +226,7 @@ def _keyword_parameters(tree: ast.Module, attr: str) -> set[str] | None:
 def _top_level_names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -9,15 +9,11 @@ from mscodegen.catalog.losses import TENSOR_ARGS, check_loss, tensor_list
 from mscodegen.catalog.mindcv_names import returns_aux_logits
 from mscodegen.schema import Config, image_shape_of
 from mscodegen.schema._base import python_name
-from mscodegen.schema.data import (
-    CsvData,
-    ImageFolderData,
-    ImportedData,
-)
+from mscodegen.schema.data import CsvData, ImageFolderData, ImportedData
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork, Network
 from mscodegen.schema.optim import HeadsLoss, ImportedLoss, Loss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.data import after, chw_rules
+from mscodegen.schema.rules.data import chw_rules, shape_source, splits
 from mscodegen.schema.sources import class_count, first_image_size
 from mscodegen.schema.training import BINARY_METRIC_NAMES, SAME_SHAPE_TARGET_LOSSES, BuiltinMetric, TopKMetric
 
@@ -40,10 +36,8 @@ def _network_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     ):
         yield (
             ("network", "name"),
-            (
-                f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
-                f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]"
-            ),
+            f"lenet5 needs images of at least {LENET5_MIN_SIZE}x{LENET5_MIN_SIZE} but data.train gives "
+            f"{shape[1]}x{shape[2]}; add data.train.transforms.resize: [32, 32]",
         )
 
 
@@ -70,11 +64,6 @@ def _input_shape_hint(cfg: Config, config_dir: Path | None) -> str:
     )
 
 
-def network_classes(cfg: Config) -> tuple[int, KeyPath] | None:
-    """network's output size and the key that sets it, when known."""
-    return classes_of(cfg.network, ("network",))
-
-
 def classes_of(net: Network, at: KeyPath) -> tuple[int, KeyPath] | None:
     """A network section's output size and the key that sets it (under `at`), when known."""
     if isinstance(net, (BuiltinNetwork, MindcvNetwork)):
@@ -85,37 +74,35 @@ def classes_of(net: Network, at: KeyPath) -> tuple[int, KeyPath] | None:
     return None
 
 
-def _classifies(cfg: Config) -> bool:
-    return cfg.loss.name not in SAME_SHAPE_TARGET_LOSSES and not isinstance(
-        cfg.loss, ImportedLoss | HeadsLoss
+def classifies(cfg: Config) -> bool:
+    """loss takes class indices (one loss of mindspore.nn that does not compare same-shape targets)."""
+    return (
+        not isinstance(cfg.loss, ImportedLoss | HeadsLoss) and cfg.loss.name not in SAME_SHAPE_TARGET_LOSSES
     )
 
 
 @rule("network", "data", "loss")
 def _class_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     """Labels the loss cannot take: beyond network.num_classes (an error, or an inf loss when equal)."""
-    known = network_classes(cfg)
-    if known is None or not _classifies(cfg):
+    known = classes_of(cfg.network, ("network",))
+    if known is None or not classifies(cfg):
         return
     classes, key = known
-    for split in ("train", "eval"):
-        spec = getattr(cfg.data, split)
-        if spec is None or (config_dir is None and hasattr(spec, "path")):
+    for split, spec in splits(cfg):
+        if config_dir is None and hasattr(spec, "path"):
             continue
         count = class_count(spec, config_dir or Path())
         if count is not None and count.value > classes:
             yield (
                 key,
-                (
-                    f"data.{split} has labels 0..{count.value - 1} ({count.why}) but the network has "
-                    f"{classes} outputs: set {'.'.join(map(str, key))} to at least {count.value}"
-                ),
+                f"data.{split} has labels 0..{count.value - 1} ({count.why}) but the network has "
+                f"{classes} outputs: set {'.'.join(map(str, key))} to at least {count.value}",
             )
 
 
 @rule("network", "eval")
 def _top_k_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
-    known = network_classes(cfg)
+    known = classes_of(cfg.network, ("network",))
     if known is None or cfg.eval is None:
         return
     classes = known[0]
@@ -142,12 +129,10 @@ def _binary_metric_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
             instead = "binary_accuracy" if isinstance(metric, TopKMetric) else f"binary_{name}"
             yield (
                 ("eval", "metrics", i, "name"),
-                (
-                    f"{name} takes one score per class, but BCEWithLogitsLoss's network gives a logit per "
-                    f"sample (or label) and float labels, so it fails at the first evaluation: use "
-                    f"{instead} (a logit above 0 predicts 1); the others: "
-                    f"{', '.join(n for n in BINARY_METRIC_NAMES if n != instead)}"
-                ),
+                f"{name} takes one score per class, but BCEWithLogitsLoss's network gives a logit per "
+                f"sample (or label) and float labels, so it fails at the first evaluation: use "
+                f"{instead} (a logit above 0 predicts 1); the others: "
+                f"{', '.join(n for n in BINARY_METRIC_NAMES if n != instead)}",
             )
         elif not binary and isinstance(metric, BuiltinMetric) and name in BINARY_METRIC_NAMES:
             yield (
@@ -162,7 +147,7 @@ def _loss_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
     """Class-index labels (every built-in source yields int32 class indices) need a classification loss."""
     spec = cfg.data.train
     if cfg.data.target_is_input:  # labels: [image]: the target has the output's shape
-        if _classifies(cfg):
+        if classifies(cfg):
             yield (
                 ("loss", "name"),
                 f"data.labels names an input column ({', '.join(cfg.data.labels)}): the target is the input, "
@@ -175,11 +160,9 @@ def _loss_label_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
     if cfg.loss.name in SAME_SHAPE_TARGET_LOSSES:
         yield (
             ("loss", "name"),
-            (
-                f"{cfg.loss.name} compares the output with a target of the same shape, but data.train "
-                f"({spec.kind}) yields class indices: use SoftmaxCrossEntropyWithLogits or CrossEntropyLoss "
-                "(or your own dataset with kind: import)"
-            ),
+            f"{cfg.loss.name} compares the output with a target of the same shape, but data.train "
+            f"({spec.kind}) yields class indices: use SoftmaxCrossEntropyWithLogits or CrossEntropyLoss "
+            "(or your own dataset with kind: import)",
         )
     kwargs = cfg.loss.kwargs or {}
     for key, value in kwargs.items():
@@ -197,36 +180,37 @@ def _input_shape_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     train_shape = image_shape_of(cfg.data.train)
     if train_shape is None:
         return
+    after = shape_source("train", cfg.data.train)[1]
     if isinstance(net, BuiltinNetwork) and net.input_shape and tuple(net.input_shape) != train_shape:
         yield (
             ("network", "input_shape"),
-            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} "
-            f"{after(cfg.data.train)}",
+            f"{net.input_shape} contradicts data.train, whose images are {list(train_shape)} {after}",
         )
     if isinstance(net, MindcvNetwork) and not isinstance(cfg.data.train, CsvData):  # rules/tables.py
-        in_channels = 3
-        key: KeyPath = ("network",)
-        for name, value in net.kwargs.items():
-            if python_name(name) == "in_channels" and isinstance(value, int):
-                in_channels, key = value, ("network", "kwargs", name)
-        if train_shape[0] != in_channels:
-            yield (
-                key,
-                (
-                    f"mindcv's {net.name} takes {in_channels}-channel images but data.train gives "
-                    f"{train_shape[0]} channels: set network.kwargs.in_channels: {train_shape[0]}"
-                ),
-            )
+        yield from in_channels_rules(net, train_shape[0], ("network",), "network.kwargs")
         low, high = INCEPTION_V3_SIZES
         if net.name == "inception_v3" and not all(low <= side <= high for side in train_shape[1:]):
             yield (
                 ("network", "name"),
-                (
-                    f"mindcv's inception_v3 trains on images of {low} to {high} pixels a side (its auxiliary "
-                    f"head ends in a Dense layer that needs a 17x17 map), but data.train gives "
-                    f"{train_shape[1]}x{train_shape[2]} {after(cfg.data.train)}: resize them to {low}"
-                ),
+                f"mindcv's inception_v3 trains on images of {low} to {high} pixels a side (its auxiliary "
+                f"head ends in a Dense layer that needs a 17x17 map), but data.train gives "
+                f"{train_shape[1]}x{train_shape[2]} {after}: resize them to {low}",
             )
+
+
+def in_channels_rules(net: MindcvNetwork, channels: int, at: KeyPath, kwargs: str) -> Iterator[Violation]:
+    """A mindcv model (the section at `at`; `kwargs`: the key of its kwargs in the message) takes
+    data.train's `channels`."""
+    in_channels, key = 3, at
+    for name, value in net.kwargs.items():
+        if python_name(name) == "in_channels" and isinstance(value, int):
+            in_channels, key = value, (*at, "kwargs", name)
+    if channels != in_channels:
+        yield (
+            key,
+            f"mindcv's {net.name} takes {in_channels}-channel images but data.train gives {channels} "
+            f"channels: set {kwargs}.in_channels: {channels}",
+        )
 
 
 # mindcv's inception_v3 (0.3.0): the sizes whose 6e feature map is 17 to 19 a side, which the auxiliary head's
@@ -261,10 +245,8 @@ def _aux_factor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
     if not returns_aux_logits(net.name, net.kwargs):
         yield (
             key,
-            (
-                f"mindcv's {net.name} returns no auxiliary logits (inception_v3 does, and googlenet with "
-                "kwargs aux_logits: true)"
-            ),
+            f"mindcv's {net.name} returns no auxiliary logits (inception_v3 does, and googlenet with "
+            "kwargs aux_logits: true)",
         )
     elif not isinstance(cfg.loss, Loss):
         yield key, "the auxiliary logits' loss is loss.name's: not with loss.heads or an imported loss"
@@ -273,10 +255,8 @@ def _aux_factor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
     elif cfg.amp.level in ("O2", "O3", "auto"):
         yield (
             key,
-            (
-                f"amp.level {cfg.amp.level} casts the network's one output to float32 for the loss; use O0 or O1 "
-                "(mindcv's inception_v3 recipe trains at O0)"
-            ),
+            f"amp.level {cfg.amp.level} casts the network's one output to float32 for the loss; use O0 or O1 "
+            "(mindcv's inception_v3 recipe trains at O0)",
         )
 
 
@@ -292,11 +272,11 @@ def _loss_kwargs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
 @rule("loss", "network")
 def _loss_tensor_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """A list for a Tensor argument of the loss: one number per class (catalog/losses.py TENSOR_ARGS)."""
-    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs:
-        return
     classes = getattr(cfg.network, "num_classes", None)
+    if not isinstance(cfg.loss, Loss) or not cfg.loss.kwargs or not isinstance(classes, int):
+        return
     for key, value in cfg.loss.kwargs.items():
-        if not tensor_list(cfg.loss.name, key, value) or not isinstance(classes, int):
+        if not tensor_list(cfg.loss.name, key, value):
             continue
         one = TENSOR_ARGS[(cfg.loss.name, key)]
         if len(value) != classes and not (one and len(value) == 1):
@@ -314,8 +294,7 @@ def _freeze_epochs_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Viol
     freeze = cfg.network.freeze
     if freeze is None or freeze.epochs is None:
         return
-    key = ("network", "freeze", "epochs")
-    epochs = cfg.train.epochs
+    key, epochs = ("network", "freeze", "epochs"), cfg.train.epochs
     if freeze.epochs >= epochs:
         fix = f"give 1 to {epochs - 1}" if epochs > 1 else "train for more epochs"
         yield (

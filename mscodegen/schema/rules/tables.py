@@ -16,7 +16,8 @@ from mscodegen.schema.data import CsvData
 from mscodegen.schema.network import BuiltinNetwork, MindcvNetwork
 from mscodegen.schema.optim import HeadsLoss, ImportedLoss
 from mscodegen.schema.rules._registry import KeyPath, Violation, rule
-from mscodegen.schema.rules.network import network_classes
+from mscodegen.schema.rules.data import splits
+from mscodegen.schema.rules.network import classes_of, classifies
 from mscodegen.schema.sources import csv_rows
 from mscodegen.schema.training import SAME_SHAPE_TARGET_LOSSES
 
@@ -24,10 +25,7 @@ SHOWN_COLUMNS = 12  # header names listed in a message about a column that is no
 
 
 def _csv_specs(cfg: Config) -> Iterator[tuple[str, CsvData]]:
-    for split in ("train", "eval"):
-        spec = getattr(cfg.data, split)
-        if isinstance(spec, CsvData):
-            yield split, spec
+    return ((split, spec) for split, spec in splits(cfg) if isinstance(spec, CsvData))
 
 
 def _column_keys(split: str, spec: CsvData) -> Iterator[tuple[KeyPath, str]]:
@@ -52,8 +50,7 @@ def _csv_column_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violati
                     f"CSV column {column!r} is read twice: each feeds one column of data.{split}.columns",
                 )
             seen.add(column)
-        in_source = getattr(spec.shuffle, "in_source", False)
-        if spec.split is not None and in_source:
+        if spec.split is not None and getattr(spec.shuffle, "in_source", False):
             yield (
                 ("data", split, "shuffle", "in_source"),
                 "split reads the file in order: the rows of the split are shuffled after it (in_source: false)",
@@ -118,10 +115,9 @@ def _csv_network_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     net, train = cfg.network, cfg.data.train
     if isinstance(train, CsvData):
         if isinstance(net, BuiltinNetwork) and net.name == "lenet5" or isinstance(net, MindcvNetwork):
-            key: KeyPath = ("network", "name")
             what = f"mindcv's {net.name}" if isinstance(net, MindcvNetwork) else "lenet5"
             yield (
-                key,
+                ("network", "name"),
                 f"{what} takes images, but data.train (csv) yields float32 vectors: use the builtin mlp",
             )
         first = cfg.data.inputs[0]
@@ -133,7 +129,7 @@ def _csv_network_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
     if isinstance(cfg.loss, ImportedLoss | HeadsLoss):
         return
     loss, regression = cfg.loss.name, cfg.loss.name in SAME_SHAPE_TARGET_LOSSES
-    known = network_classes(cfg)
+    known = classes_of(cfg.network, ("network",))
     for split, spec in _csv_specs(cfg):
         for label in cfg.data.labels:
             value = spec.columns.get(label)
@@ -266,12 +262,8 @@ def _class_cells(
 
 def _class_range(cfg: Config, split: str, spec: CsvData, table: Table, scope: str) -> Iterator[_TableProblem]:
     """Class indices beyond the network's outputs: an error, or an inf loss (as rules/network.py says)."""
-    known = network_classes(cfg)
-    if (
-        known is None
-        or isinstance(cfg.loss, ImportedLoss | HeadsLoss)
-        or cfg.loss.name in SAME_SHAPE_TARGET_LOSSES
-    ):
+    known = classes_of(cfg.network, ("network",))
+    if known is None or not classifies(cfg):
         return
     classes, key = known
     for label in cfg.data.labels:

@@ -8,16 +8,9 @@ from pathlib import Path
 from mscodegen.schema import Config
 from mscodegen.schema.data import drops_remainder
 from mscodegen.schema.layers import layers_of
-from mscodegen.schema.optim import (
-    CosineLR,
-    ExponentialLR,
-    PiecewiseLR,
-    PolynomialLR,
-    WarmupCosineLR,
-    head_losses,
-)
+from mscodegen.schema.optim import CosineLR, PiecewiseLR, WarmupCosineLR, head_losses
 from mscodegen.schema.precision import FixedLossScale
-from mscodegen.schema.rules._registry import Violation, rule
+from mscodegen.schema.rules._registry import KeyPath, Violation, rule
 from mscodegen.schema.rules.data import known_train_batches
 from mscodegen.schema.training import ImportedMetric, eval_metrics
 
@@ -27,35 +20,35 @@ def _early_stopping_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Vio
     early = cfg.callbacks.early_stopping
     if early is None:
         return
+    at = ("callbacks", "early_stopping")
     if cfg.data.eval is None:
-        yield ("callbacks", "early_stopping"), "early stopping watches an evaluation metric: add data.eval"
+        yield at, "early stopping watches an evaluation metric: add data.eval"
         return
-    keys = metric_keys(cfg)
     metric, dot, _ = early.monitor.partition(".")
-    if dot and early.monitor not in keys:
-        imported = [m.key for m in eval_metrics(cfg.eval, cfg.loss.name) if isinstance(m, ImportedMetric)]
-        if metric not in imported:
-            yield (
-                ("callbacks", "early_stopping", "monitor"),
-                (
-                    f"{early.monitor!r}: only an imported metric can return a dict whose field is watched; "
-                    f"{metric!r} is not one (imported metrics: {', '.join(imported) or 'none'})"
-                ),
-            )
-    elif early.monitor not in keys:
+    if not dot:
+        yield from _monitored(cfg, early.monitor, (*at, "monitor"))
+        return
+    imported = [m.key for m in eval_metrics(cfg.eval, cfg.loss.name) if isinstance(m, ImportedMetric)]
+    if early.monitor not in metric_keys(cfg) and metric not in imported:
         yield (
-            ("callbacks", "early_stopping", "monitor"),
-            (f"{early.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
+            (*at, "monitor"),
+            f"{early.monitor!r}: only an imported metric can return a dict whose field is watched; "
+            f"{metric!r} is not one (imported metrics: {', '.join(imported) or 'none'})",
         )
+
+
+def _monitored(cfg: Config, monitor: str, at: KeyPath) -> Iterator[Violation]:
+    """`monitor` (the key at `at`) must name an evaluation result."""
+    keys = metric_keys(cfg)
+    if monitor not in keys:
+        yield at, f"{monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"
 
 
 @rule("ema", "grad")
 def _ema_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     """The average follows optimizer steps: one per batch (a step skipped on overflow updates no average,
     as in mindcv's TrainStep). The train cell updates it, so sink mode keeps it."""
-    if cfg.ema is None:
-        return
-    if cfg.grad.accumulation_steps > 1:
+    if cfg.ema is not None and cfg.grad.accumulation_steps > 1:
         yield (
             ("ema",),
             "ema with grad.accumulation_steps > 1 is not supported (the average follows every batch)",
@@ -67,18 +60,11 @@ def _keep_best_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violatio
     ckpt = cfg.callbacks.checkpoint
     if ckpt is None or ckpt.keep is None:
         return
+    at = ("callbacks", "checkpoint", "keep")
     if cfg.data.eval is None:
-        yield (
-            ("callbacks", "checkpoint", "keep"),
-            "keeping the best checkpoints needs an evaluation: add data.eval",
-        )
-        return
-    keys = metric_keys(cfg)
-    if ckpt.keep.monitor not in keys:
-        yield (
-            ("callbacks", "checkpoint", "keep", "monitor"),
-            (f"{ckpt.keep.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}"),
-        )
+        yield at, "keeping the best checkpoints needs an evaluation: add data.eval"
+    else:
+        yield from _monitored(cfg, ckpt.keep.monitor, (*at, "monitor"))
 
 
 @rule("callbacks", "data", "eval")
@@ -107,12 +93,7 @@ def _keep_max_by_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violat
             f"with keep_max_by every save is ranked by its epoch's evaluation: every_epochs must be a "
             f"multiple of eval.every_epochs ({evaluated}), not {ckpt.every_epochs}",
         )
-    keys = metric_keys(cfg)
-    if ckpt.keep_max_by.monitor not in keys:
-        yield (
-            (*at, "monitor"),
-            f"{ckpt.keep_max_by.monitor!r} is not an eval metric; eval.metrics gives: {', '.join(keys)}",
-        )
+    yield from _monitored(cfg, ckpt.keep_max_by.monitor, (*at, "monitor"))
 
 
 def metric_keys(cfg: Config) -> list[str]:
@@ -122,14 +103,14 @@ def metric_keys(cfg: Config) -> list[str]:
 
 @rule("eval", "data")
 def _eval_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
-    if cfg.eval is not None and cfg.data.eval is None:
+    if cfg.eval is None:
+        return
+    if cfg.data.eval is None:
         yield ("eval",), "eval is configured but there is no data.eval to evaluate on"
-    if cfg.eval is not None:
-        seen: set[str] = set()
-        for i, key in enumerate(metric_keys(cfg)):
-            if key in seen:
-                yield ("eval", "metrics", i), f"metric {key!r} is listed twice"
-            seen.add(key)
+    keys = metric_keys(cfg)
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            yield ("eval", "metrics", i), f"metric {key!r} is listed twice"
 
 
 @rule("eval", "callbacks", "train", "grad", "data.train", "parallel")
@@ -138,16 +119,13 @@ def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
     (Model's callbacks at an epoch's end) does not see."""
     if cfg.eval is None or cfg.eval.every_steps is None:
         return
-    every = cfg.eval.every_steps
-    key = ("eval", "every_steps")
+    every, key, ckpt = cfg.eval.every_steps, ("eval", "every_steps"), cfg.callbacks.checkpoint
     if "every_epochs" in cfg.eval.model_fields_set:
         yield key, "set one of every_steps and every_epochs, not both"
-    unsupported = {
-        "callbacks.early_stopping": cfg.callbacks.early_stopping is not None,
-        "callbacks.checkpoint.keep": cfg.callbacks.checkpoint is not None
-        and cfg.callbacks.checkpoint.keep is not None,
-    }
-    for name, used in unsupported.items():
+    for name, used in (
+        ("callbacks.early_stopping", cfg.callbacks.early_stopping is not None),
+        ("callbacks.checkpoint.keep", ckpt is not None and ckpt.keep is not None),
+    ):
         if used:
             yield (
                 key,
@@ -160,11 +138,9 @@ def _eval_steps_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violatio
         per_step = f", {k} batches per step" if k > 1 else ""
         yield (
             key,
-            (
-                f"{every} is more than the {batches * cfg.train.epochs // k} optimizer steps of the whole run "
-                f"({batches} batches per epoch x {cfg.train.epochs} epochs{per_step}): the only evaluation "
-                "would be the one after the last step; lower it, or leave it out"
-            ),
+            f"{every} is more than the {batches * cfg.train.epochs // k} optimizer steps of the whole run "
+            f"({batches} batches per epoch x {cfg.train.epochs} epochs{per_step}): the only evaluation "
+            "would be the one after the last step; lower it, or leave it out",
         )
 
 
@@ -174,18 +150,14 @@ def _schedule_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation
     if isinstance(schedule, PiecewiseLR) and schedule.milestones[-1] >= epochs:
         yield (
             ("lr_schedule", "milestones"),
-            (
-                f"the last milestone ({schedule.milestones[-1]}) must be below train.epochs ({epochs}), "
-                "or it never takes effect"
-            ),
+            f"the last milestone ({schedule.milestones[-1]}) must be below train.epochs ({epochs}), "
+            "or it never takes effect",
         )
-    if (
-        isinstance(schedule, WarmupCosineLR | ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR)
-        and schedule.warmup_epochs >= epochs
-    ):
+    warmup = getattr(schedule, "warmup_epochs", 0)  # the schedules with a warm-up
+    if warmup >= epochs:
         yield (
             ("lr_schedule", "warmup_epochs"),
-            (f"warm-up ({schedule.warmup_epochs} epochs) must be shorter than train.epochs ({epochs})"),
+            f"warm-up ({warmup} epochs) must be shorter than train.epochs ({epochs})",
         )
     if isinstance(schedule, CosineLR | WarmupCosineLR):
         yield from _cosine_rules(schedule, epochs)
@@ -203,11 +175,9 @@ def _cosine_rules(schedule: CosineLR | WarmupCosineLR, epochs: int) -> Iterator[
         starts = -(-left // decay)  # the cosines that start within the training
         yield (
             ("lr_schedule", "cycles"),
-            (
-                f"{cycles} cosines of decay_epochs {decay}, but the training has {left} epochs after the "
-                f"warm-up (train.epochs {epochs}): cosine {starts + 1} would start after its end; lower cycles "
-                f"to {starts}, or decay_epochs"
-            ),
+            f"{cycles} cosines of decay_epochs {decay}, but the training has {left} epochs after the "
+            f"warm-up (train.epochs {epochs}): cosine {starts + 1} would start after its end; lower cycles "
+            f"to {starts}, or decay_epochs",
         )
 
 
@@ -223,16 +193,13 @@ def _amp_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
 def _layer_decay_rules(cfg: Config, _config_dir: Path | None) -> Iterator[Violation]:
     if cfg.optimizer.layer_decay is None:
         return
+    at, net = ("optimizer", "layer_decay"), cfg.network
     if cfg.optimizer.groups:
-        yield (
-            ("optimizer", "layer_decay"),
-            "builds one parameter group per layer itself; it cannot be combined with optimizer.groups",
-        )
-    if layers_of(cfg.network) is None:
-        net = cfg.network
+        yield at, "builds one parameter group per layer itself; it cannot be combined with optimizer.groups"
+    if layers_of(net) is None:
         what = f"{net.kind} network {getattr(net, 'name', '')}".rstrip()
         yield (
-            ("optimizer", "layer_decay"),
+            at,
             f"layer ids are defined for builtin lenet5 and mlp and mindcv vit_* models, not for the {what}; "
             "use optimizer.groups with lr_scale per name pattern instead",
         )
@@ -281,20 +248,18 @@ def _adamw_loss_scale_rule(cfg: Config, _config_dir: Path | None) -> Iterator[Vi
 @rule("grad", "data.train", "train", "parallel")
 def _accumulation_rules(cfg: Config, config_dir: Path | None) -> Iterator[Violation]:
     k = cfg.grad.accumulation_steps
-    if k > 1 and not drops_remainder(cfg.data.train, "train"):
+    if k == 1:
+        return
+    if not drops_remainder(cfg.data.train, "train"):
         yield (
             ("data", "train", "drop_remainder"),
-            (
-                f"grad.accumulation_steps ({k}) averages micro-batch gradients with equal weights 1/{k}; "
-                "a smaller last batch would be over-weighted: keep drop_remainder true"
-            ),
+            f"grad.accumulation_steps ({k}) averages micro-batch gradients with equal weights 1/{k}; "
+            "a smaller last batch would be over-weighted: keep drop_remainder true",
         )
     batches = known_train_batches(cfg, config_dir)
-    if k > 1 and batches and k > batches * cfg.train.epochs:
+    if batches and k > batches * cfg.train.epochs:
         yield (
             ("grad", "accumulation_steps"),
-            (
-                f"{k} is more than the {batches * cfg.train.epochs} batches of the whole run "
-                f"({batches} per epoch x {cfg.train.epochs} epochs): no optimizer step would ever be taken"
-            ),
+            f"{k} is more than the {batches * cfg.train.epochs} batches of the whole run "
+            f"({batches} per epoch x {cfg.train.epochs} epochs): no optimizer step would ever be taken",
         )
