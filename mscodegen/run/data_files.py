@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mscodegen.config.errors import Problem
-from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.config.load import LoadedConfig
+from mscodegen.run.preflight import located
 from mscodegen.schema.data import Cifar10Data, ImageFolderData
 from mscodegen.schema.sources import CIFAR10_BATCHES, CIFAR10_RECORD
 
@@ -82,7 +83,7 @@ def data_file_problems(
             if len(bad) > LISTED:
                 lines.append(f"... and {len(bad) - LISTED} more")
             message = f"{len(bad)} {what} in {directory}:\n    " + "\n    ".join(lines)
-            problems.append(_at(loaded, ("data", split, "path"), message))
+            problems.append(located(loaded, ("data", split, "path"), message))
     return problems
 
 
@@ -220,9 +221,3 @@ def _signal_name(code: int) -> str:
 
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def _at(loaded: LoadedConfig, key: tuple[str, ...], message: str) -> Problem:
-    if loaded.loaded_yaml is None:
-        return Problem("", None, None, message)
-    return problem_at(loaded.loaded_yaml, key, message)

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mscodegen.config.errors import Problem
+from mscodegen.config.errors import Problem, format_path
 from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.run.observer import observed_env
@@ -159,12 +159,12 @@ def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
     """The located problem a finished run shows, or None when it passed."""
     script = SCRIPT_NAMES.get(result.variant, result.variant)
     if result.returncode is None:
-        return _at(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
+        return located(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
     non_finite = _NON_FINITE_LOSS.search(result.stdout) or _NON_FINITE_LOSS.search(result.stderr)
     if result.returncode == 0 and non_finite is None and result.steps > 0:
         return None
     if result.returncode in (0, 1) and non_finite is not None:
-        return _at(
+        return located(
             loaded,
             _classes_key(loaded),
             f"{script}: the loss is not finite after one batch ({non_finite.group(0)}): a label equal to "
@@ -172,47 +172,35 @@ def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
             "network.num_classes (or lower optimizer.lr)",
         )
     if result.returncode == 0:
-        return _at(loaded, (), f"{script} exited 0 without training a step{_tail(result.stdout)}")
+        return located(loaded, (), f"{script} exited 0 without training a step{_tail(result.stdout)}")
     key, cause = map_failure(result.stderr, loaded)
-    return _at(loaded, key, f"{script} --fast-dev-run failed: {cause}")
+    return located(loaded, key, f"{script} --fast-dev-run failed: {cause}")
 
 
 def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     """(key, explanation) for a failed run's stderr; key () when no key can be blamed."""
     error = exception_line(stderr)
     split = "eval" if _in_eval(stderr) else "train"
-    found = _run_failure(stderr, error)
-    if found:
+    if found := _run_failure(stderr, error):
         return found
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
-    loss = _loss_failure(stderr, loaded, split)
-    if loss:
-        return loss
-    returned = _returned_failure(stderr, error, loaded)
-    if returned:
-        return returned
+    if found := _loss_failure(stderr, loaded, split) or _returned_failure(stderr, error, loaded):
+        return found
     if _SHAPE.search(stderr):
         key, what = _shape_key(loaded, split)
         return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
-    if error and _IMPORT.match(error):
-        factory = _import_key(stderr, error, loaded)
-        if factory:
-            return factory, f"importing it failed: {error}"
+    if error and _IMPORT.match(error) and (factory := _import_key(stderr, error, loaded)):
+        return factory, f"importing it failed: {error}"
     if _WORKERS.search(error) and _user_frame_key(stderr, loaded) is None:  # not in a factory's own code
         split = _dataset_split(stderr) or split
         given = "num_workers" in getattr(loaded.config.data, split).model_fields_set
-        return (
-            "data",
-            split,
-            *(("num_workers",) if given else ()),
-        ), f"MindSpore takes at most this machine's CPU count of workers ({error})"
+        at: Key = ("data", split, "num_workers") if given else ("data", split)
+        return at, f"MindSpore takes at most this machine's CPU count of workers ({error})"
     if _COLUMNS.search(stderr):
         columns = loaded.config.data.columns  # data.inputs, then data.labels
-        return (
-            ("data", split),
-            f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row ({error})",
-        )
+        what = f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row"
+        return ("data", split), f"{what} ({error})"
     return _user_failure(stderr, error, loaded, split)
 
 
@@ -274,8 +262,13 @@ def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, s
 
 def _module(path: str) -> str:
     """`pkg.mod:name` (or `pkg.mod.name`) -> pkg/mod, as a file path ends."""
-    module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
-    return module.replace(".", "/")
+    return _split(path)[0].replace(".", "/")
+
+
+def _split(path: str) -> tuple[str, str]:
+    """`pkg.mod:name` (or `pkg.mod.name`) -> (pkg.mod, name)."""
+    module, _, name = path.rpartition(":" if ":" in path else ".")
+    return module, name
 
 
 def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Key, str] | None:
@@ -285,7 +278,7 @@ def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Ke
     in_script = _frames(stderr, in_script=True)
     if missing is None or not in_script:
         return None
-    function, source = in_script[-1]
+    _, function, source = in_script[-1]
     sites = _import_sites(loaded)
     for variable, kind in _RETURNED.items():
         if not re.search(rf"\b{variable}\.{missing.group(2)}\b", source):
@@ -317,16 +310,11 @@ def _user_failure(stderr: str, error: str, loaded: LoadedConfig, split: str) -> 
 def _user_frame_key(stderr: str, loaded: LoadedConfig) -> Key | None:
     """The import site whose module holds the innermost frame of the traceback (by the frame's function
     when one module holds several: a factory by its name, a metric by its methods)."""
-    frames = [
-        (Path(m.group("file")).as_posix(), m.group("function"))
-        for line in stderr.splitlines()
-        if (m := _FRAME.match(line))
-    ]
     sites = _import_sites(loaded)
-    for file, function in reversed(frames):
+    for file, function, _ in reversed(_frames(stderr)):
         found = []
         for key, path in sites.items():
-            module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
+            module, attr = _split(path)
             stem = module.replace(".", "/")
             if file.endswith((f"/{stem}.py", f"/{stem}/__init__.py")) or file == f"{stem}.py":
                 found.append((key, attr))
@@ -346,10 +334,9 @@ def _user_frame_key(stderr: str, loaded: LoadedConfig) -> Key | None:
 def _metric_key(stderr: str, loaded: LoadedConfig) -> Key | None:
     """The eval.metrics entry whose MindSpore metric class raised (its module is in the traceback)."""
     names: tuple[str, ...] = ()
-    for line in stderr.splitlines():
-        m = _FRAME.match(line)
-        if m and Path(m.group("file")).parent.name == "metrics" and "mindspore" in m.group("file"):
-            names = _METRIC_FILES.get(Path(m.group("file")).name, names)
+    for file, _, _ in _frames(stderr):
+        if Path(file).parent.name == "metrics" and "mindspore" in file:
+            names = _METRIC_FILES.get(Path(file).name, names)
     cfg = loaded.config
     if not names or isinstance(cfg, GanConfig):  # a gan evaluates no metric
         return None
@@ -377,7 +364,7 @@ def _kwarg_key(error: str, loaded: LoadedConfig) -> Key | None:
 
 def _dataset_split(stderr: str) -> str | None:
     """The split whose dataset train() was building: by the function, or by train()'s line."""
-    for function, source in reversed(_frames(stderr, in_script=True)):
+    for _, function, source in reversed(_frames(stderr, in_script=True)):
         if function in ("create_train_dataset", "create_eval_dataset"):
             return function.split("_")[1]
         if source.startswith(("train_dataset =", "eval_dataset =")):
@@ -400,8 +387,8 @@ def _tail(text: str) -> str:
 
 
 def _in_eval(stderr: str) -> bool:
-    functions = [m.group("function") for line in stderr.splitlines() if (m := _FRAME.match(line))]
-    return any(f in ("evaluate", "eval", "_eval_process", "build_eval_dataset") for f in functions)
+    eval_functions = ("evaluate", "eval", "_eval_process", "build_eval_dataset")
+    return any(function in eval_functions for _, function, _ in _frames(stderr))
 
 
 def _classes_key(loaded: LoadedConfig) -> Key:
@@ -409,10 +396,7 @@ def _classes_key(loaded: LoadedConfig) -> Key:
         return ()  # a gan does not read the labels
     net = loaded.config.network
     if isinstance(net, ImportedNetwork):
-        for key in net.kwargs:
-            if key == "num_classes":
-                return ("network", "kwargs", key)
-        return ("network",)
+        return ("network", "kwargs", "num_classes") if "num_classes" in net.kwargs else ("network",)
     return ("network", "num_classes")
 
 
@@ -420,27 +404,17 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     cfg = loaded.config
     if isinstance(cfg, GanConfig):
         return ("gan",), "the networks against data.train's images"
-    net = cfg.network
     if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
-        spec = cfg.data.eval
+        spec, at = cfg.data.eval, ("data", "eval")
         transforms = fixed_transforms(spec)
         if transforms is not None and transforms.resize:
-            return (
-                "data",
-                "eval",
-                "transforms",
-                "resize",
-            ), "data.eval.transforms.resize against data.train's"
+            return (*at, "transforms", "resize"), "data.eval.transforms.resize against data.train's"
+        if isinstance(spec, ImportedData) and spec.image_shape:
+            return (*at, "image_shape"), "data.eval.image_shape against what the factory yields"
         if isinstance(spec, ImportedData):
-            if spec.image_shape:
-                return (
-                    "data",
-                    "eval",
-                    "image_shape",
-                ), "data.eval.image_shape against what the factory yields"
-            return ("data", "eval", "factory"), "the images data.eval.factory yields against data.train's"
-        return ("data", "eval"), "data.eval's images against data.train's"
-    spec = cfg.data.train
+            return (*at, "factory"), "the images data.eval.factory yields against data.train's"
+        return at, "data.eval's images against data.train's"
+    spec, net = cfg.data.train, cfg.network
     transforms = getattr(spec, "transforms", None)
     if isinstance(net, BuiltinNetwork) and net.input_shape:
         return ("network", "input_shape"), "network.input_shape against the images the data yields"
@@ -456,22 +430,22 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
 def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     """The factory key whose import failed: by the script function it failed in, or by module."""
     sites = _import_sites(loaded)
-    for function, source in reversed(_frames(stderr)):
-        key = _host_site(function, source, sites)
-        if key:
+    for _, function, source in reversed(_frames(stderr)):
+        if key := _host_site(function, source, sites):
             return key
     named = [key for key, path in sites.items() if _mentions(error, path)]
     return named[0] if named else None
 
 
-def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
-    """(function, source line) of each traceback frame, outermost first; only the generated scripts'."""
-    lines = stderr.splitlines()
+def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str, str]]:
+    """(file, function, source line) of each traceback frame, outermost first; `in_script`: only the
+    generated scripts'."""
+    lines = [*stderr.splitlines(), ""]
     out = []
-    for i, line in enumerate(lines):
+    for line, source in zip(lines, lines[1:], strict=False):
         m = _FRAME.match(line)
         if m and (not in_script or Path(m.group("file")).name in SCRIPT_NAMES.values()):
-            out.append((m.group("function"), lines[i + 1].strip() if i + 1 < len(lines) else ""))
+            out.append((Path(m.group("file")).as_posix(), m.group("function"), source.strip()))
     return out
 
 
@@ -480,7 +454,7 @@ def _host_site(function: str, source: str, sites: dict[Key, str]) -> Key | None:
     `from parts import Net`), else by the function (create_train_dataset -> data.train.factory)."""
     matches = []
     for site, path in sites.items():
-        module, _, name = path.rpartition(":") if ":" in path else path.rpartition(".")
+        module, name = _split(path)
         called = rf"\b{re.escape(name)}\(|^from {re.escape(module)} import|^import {re.escape(module)}\b"
         if re.search(called, source):
             matches.append(site)
@@ -503,7 +477,7 @@ def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     in_script = _frames(stderr, in_script=True)
     if not in_script:
         return None
-    site = _host_site(*in_script[-1], _import_sites(loaded))
+    site = _host_site(*in_script[-1][1:], _import_sites(loaded))
     if site is None:
         return None
     bad = _UNEXPECTED_KWARG.search(error)
@@ -556,10 +530,11 @@ def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
     return sites
 
 
-def _at(loaded: LoadedConfig, key: Key, message: str) -> Problem:
+def located(loaded: LoadedConfig, key: Key, message: str) -> Problem:
+    """A Problem at `key` of the config file (at none when key is ())."""
     if key and loaded.loaded_yaml:
         return problem_at(loaded.loaded_yaml, key, message)
-    return Problem("", None, None, message)
+    return Problem(format_path(key), None, None, message)
 
 
 def _merge_variants(problems: list[Problem]) -> list[Problem]:
