@@ -76,15 +76,15 @@ def generate_both(
     `workers` runs the config data parallel with that many workers (launch.sh is written too).
     """
     loaded = load_config(config, overrides)
-    if workers is not None:
-        loaded = with_workers(loaded, workers)
+    return write_scripts(loaded if workers is None else with_workers(loaded, workers), out_dir)
+
+
+def write_scripts(loaded: LoadedConfig, out_dir: Path) -> dict[str, Path]:
+    """Write every file `mscodegen new` would for `loaded` into out_dir; {variant: script path}."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
     for name, text in generate(loaded, out_dir).items():
         (out_dir / name).write_text(text, encoding="utf-8")
-    for variant, name in SCRIPT_NAMES.items():
-        paths[variant] = out_dir / name
-    return paths
+    return {variant: out_dir / name for variant, name in SCRIPT_NAMES.items()}
 
 
 EXIT_TIMEOUT = 3  # a variant ran past --timeout (1 is "not equal", 2 a usage or config error)
@@ -212,11 +212,6 @@ def compared_keys(a: Record, b: Record) -> list[str]:
     return [*known, *sorted((set(a) | set(b)) - set(known))]
 
 
-def loss_keys(record: Record) -> list[str]:
-    """The losses a loss-log record holds: `loss`, or a GAN's `d_loss` and `g_loss`."""
-    return [key for key in record if key == "loss" or key.endswith("_loss")]
-
-
 def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.9g}"
@@ -227,7 +222,7 @@ def print_table(model: RunResult, native: RunResult) -> None:
     """One row per step: one loss from both variants, or several losses (the model's) and the
     largest difference; then the learning rates, loss scales and overflow flags."""
     first = model.steps[0] if model.steps else {}
-    losses = loss_keys(first)
+    losses = [k for k in first if k == "loss" or k.endswith("_loss")]  # a GAN's: d_loss, g_loss
     lrs = [k for k in first if k == "lr" or k.endswith("_lr")]
     extra = [
         k for k in compared_keys(first, first) if k in first and k not in ("step", "epoch", *losses, *lrs)
@@ -399,7 +394,11 @@ def _run_and_compare(
             workers is not None or load_config(target, overrides).config.parallel.mode == "data_parallel"
         )
     # Final weights: under msrun rank 0 saves them (the replicas are identical after every step).
-    weights = {v: root / v / WEIGHTS_NAME for v in scripts if _saves_weights(scripts[v])}
+    weights = {
+        v: root / v / WEIGHTS_NAME
+        for v, path in scripts.items()
+        if SAVE_WEIGHTS in path.read_text(encoding="utf-8", errors="replace")  # older scripts lack it
+    }
     results = {}
     for variant, script in scripts.items():
         how = " under msrun (launch.sh)" if distributed else ""
@@ -468,11 +467,6 @@ def _run_differences(model: RunResult, native: RunResult) -> list[str]:
     if not model.steps:
         problems.append("no steps were logged")
     return problems
-
-
-def _saves_weights(script: Path) -> bool:
-    """Whether the script has the --save-weights option (scripts generated before it do not)."""
-    return SAVE_WEIGHTS in script.read_text(encoding="utf-8", errors="replace")
 
 
 def _weights_problems(

@@ -109,8 +109,8 @@ def run_preflight(
     at least one step. Under data parallel the runs train in one process; then data.train.factory's
     dataset must take the script's sampler (mscodegen.run.shards).
     """
-    from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
+    from mscodegen.run.parity import write_scripts  # the plan and templates: only when asked to run
     from mscodegen.run.shards import shard_problems
 
     unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
@@ -120,13 +120,9 @@ def run_preflight(
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
         config = loaded.config.model_copy(update={"parallel": Parallel()})
         stand_alone = dataclasses.replace(loaded, config=config)
-    results = []
     with tempfile.TemporaryDirectory(prefix="mscodegen-preflight-") as tmp:
-        workdir = Path(tmp)
-        for name, text in generate(stand_alone, workdir).items():
-            (workdir / name).write_text(text, encoding="utf-8")
-        for variant, script in SCRIPT_NAMES.items():
-            results.append(_run(workdir, variant, script, python, timeout))
+        scripts = write_scripts(stand_alone, Path(tmp))
+        results = [_run(Path(tmp), variant, path.name, python, timeout) for variant, path in scripts.items()]
     problems = [problem for result in results if (problem := diagnose(result, stand_alone))]
     if problems:
         return _merge_variants(problems)

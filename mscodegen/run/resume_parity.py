@@ -12,12 +12,13 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from mscodegen.run.parity import (
     SAVE_WEIGHTS,
     PythonError,
-    RunResult,
+    Record,
     _error,
     _scripts_on_disk,
     generate_both,
@@ -92,18 +93,6 @@ def _resumable_scripts(target: Path, root: Path, overrides: Sequence[str]) -> di
     return scripts
 
 
-def _run(
-    variant: str, script: Path, workdir: Path, label: str, timeout: float, **kwargs: object
-) -> RunResult | None:
-    print(f"running the {variant} variant ({label})...", flush=True)
-    result = run_script(script, workdir, variant=variant, timeout=timeout, **kwargs)  # type: ignore[arg-type]
-    print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)
-    if result.returncode != 0:
-        print(f"error: the {variant} variant ({label}) failed:\n{result.log_tail}", file=sys.stderr)
-        return None
-    return result
-
-
 def _one_variant(
     variant: str,
     script: Path,
@@ -118,30 +107,26 @@ def _one_variant(
     from mscodegen.run.weights import CheckpointError, compare_checkpoints
 
     shutil.rmtree(root, ignore_errors=True)
-    resumed_output = root / "resumed-output"
+    output = ("--output-dir", str(root / "resumed-output"))
     whole_weights, resumed_weights = root / "whole.ckpt", root / "resumed.ckpt"
-    whole = _run(
-        variant, script, root / "whole", f"whole, {steps} steps", timeout,
-        max_steps=steps, epochs=epochs, extra_args=(SAVE_WEIGHTS, str(whole_weights)), python=python,
-    )  # fmt: skip
-    if whole is None:
-        return None
-    stopped = _run(
-        variant, script, root / "stopped", f"stopped at step {resume_at}", timeout,
-        max_steps=resume_at, epochs=epochs, extra_args=("--output-dir", str(resumed_output)), python=python,
-    )  # fmt: skip
-    if stopped is None:
-        return None
-    resumed = _run(
-        variant, script, root / "resumed", "resumed with --resume latest", timeout,
-        max_steps=steps, epochs=epochs,
-        extra_args=("--output-dir", str(resumed_output), "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights)),
-        python=python,
-    )  # fmt: skip
-    if resumed is None:
-        return None
+    resume = (*output, "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights))
+    runs = {  # workdir: (label, --max-steps, arguments)
+        "whole": (f"whole, {steps} steps", steps, (SAVE_WEIGHTS, str(whole_weights))),
+        "stopped": (f"stopped at step {resume_at}", resume_at, output),
+        "resumed": ("resumed with --resume latest", steps, resume),
+    }
+    run = partial(run_script, script, variant=variant, epochs=epochs, timeout=timeout, python=python)
+    logged: dict[str, list[Record]] = {}
+    for name, (label, max_steps, extra_args) in runs.items():
+        print(f"running the {variant} variant ({label})...", flush=True)
+        result = run(root / name, max_steps=max_steps, extra_args=extra_args)
+        print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)
+        if result.returncode != 0:
+            print(f"error: the {variant} variant ({label}) failed:\n{result.log_tail}", file=sys.stderr)
+            return None
+        logged[name] = result.steps
     labels = ("whole run", "stopped + resumed")
-    problems = step_differences(whole.steps, stopped.steps + resumed.steps, labels)
+    problems = step_differences(logged["whole"], logged["stopped"] + logged["resumed"], labels)
     if not problems:
         try:
             found = compare_checkpoints(whole_weights, resumed_weights, python=python)
