@@ -113,8 +113,7 @@ def run_preflight(
     from mscodegen.run.parity import write_scripts  # the plan and templates: only when asked to run
     from mscodegen.run.shards import shard_problems
 
-    unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
-    if unreadable:
+    if unreadable := data_file_problems(loaded, python=python):  # what would stop an epoch midway
         return unreadable
     stand_alone = loaded
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
@@ -210,13 +209,12 @@ def _run_failure(stderr: str, error: str) -> tuple[Key, str] | None:
         )
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
-    pretrained = _PRETRAINED.search(stderr)
-    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
+    # load_pretrained's own message: the parameters the file cannot give
+    if pretrained := _PRETRAINED.search(stderr):
         return ("network", "checkpoint"), pretrained.group(0)
     if "load_pretrained" in stderr and error:  # the file could not be read at all
         return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
-    zero = _ZERO_STEPS.search(stderr)
-    if zero:
+    if zero := _ZERO_STEPS.search(stderr):
         return ("data", "train", "batch_size"), zero.group(0)
     return None
 
@@ -288,17 +286,14 @@ def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Ke
 def _user_failure(stderr: str, error: str, loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     """A failure in the user's own objects (called by the script or by MindSpore, a metric, a keyword
     argument), else the error as it is."""
-    called = _called_key(stderr, error, loaded) if error else None
-    if called:
+    if error and (called := _called_key(stderr, error, loaded)):
         return called, f"calling it failed: {error}"
-    user = _user_frame_key(stderr, loaded)
-    if user:  # called by MindSpore, not by the script (an imported metric's update during Model.fit)
+    # called by MindSpore, not by the script (an imported metric's update during Model.fit)
+    if user := _user_frame_key(stderr, loaded):
         return user, f"it raised: {error}"
-    metric = _metric_key(stderr, loaded)
-    if metric:
+    if metric := _metric_key(stderr, loaded):
         return metric, f"the metric failed on data.{split}'s network outputs and labels ({error})"
-    kwarg = _kwarg_key(error, loaded)
-    if kwarg:
+    if kwarg := _kwarg_key(error, loaded):
         return kwarg, f"{'.'.join(map(str, kwarg[:-2]))} takes no such keyword argument ({error})"
     return (), f"{error or 'it failed'}{_tail(stderr)}"
 
@@ -471,14 +466,9 @@ def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     A misspelled keyword argument is blamed on that key of its kwargs.
     """
     in_script = _frames(stderr, in_script=True)
-    if not in_script:
-        return None
-    site = _host_site(*in_script[-1][1:], _import_sites(loaded))
-    if site is None:
-        return None
+    site = _host_site(*in_script[-1][1:], _import_sites(loaded)) if in_script else None
     bad = _UNEXPECTED_KWARG.search(error)
-    kwargs = _kwargs_at(loaded, site[:-1])
-    if bad and bad.group(1) in kwargs:
+    if site and bad and bad.group(1) in _kwargs_at(loaded, site[:-1]):
         return (*site[:-1], "kwargs", bad.group(1))
     return site
 
