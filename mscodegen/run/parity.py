@@ -21,12 +21,14 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig, hints, load_config
 from mscodegen.output.generate import generate
+from mscodegen.output.write import LOCK_NAME, WriteError, user_edits
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
@@ -254,14 +256,28 @@ def _diff(a: object, b: object) -> float:
 def interpreter(python: str | None) -> str:
     """The Python that runs the scripts: `python` checked (parity --python), else this one, which must
     have MindSpore; PythonError when it cannot."""
-    if python is not None:
-        return check_python(python)
-    if shutil.which(sys.executable) is None or not _has_mindspore():
+    if python is None:
+        if shutil.which(sys.executable) is None or not _has_mindspore():
+            raise PythonError(
+                "MindSpore is not importable in this Python; to run the scripts, install the run extra "
+                "(pip install -e '.[run]' in the mscodegen checkout)"
+            )
+        return sys.executable
+    # Absolute, not resolved: a venv's bin/python is a symlink, and msrun lives beside the link. The
+    # interpreter is asked whether it finds the package without importing it (a second, not MindSpore's 5).
+    found = shutil.which(python)
+    if found is None:
+        raise PythonError(f"--python {python}: no such executable")
+    check = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mindspore') is None)"
+    try:
+        proc = subprocess.run([found, "-c", check], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PythonError(f"--python {python}: cannot run it ({exc})") from None
+    if proc.returncode != 0:
         raise PythonError(
-            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
-            "(pip install -e '.[run]' in the mscodegen checkout)"
+            f"MindSpore is not importable in {python}: install it there (supported versions: docs/compat.md)"
         )
-    return sys.executable
+    return os.path.abspath(found)
 
 
 def not_identical(problems: list[str]) -> bool:
@@ -280,8 +296,6 @@ def _error(message: str) -> int:
 
 def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
     """{variant: script} of a directory written by `mscodegen new`, or why it cannot be run."""
-    from mscodegen.output.write import LOCK_NAME
-
     if not (directory / LOCK_NAME).is_file():
         return (
             f"{directory} has no {LOCK_NAME}: name a config file, or a directory written by `mscodegen new`"
@@ -291,16 +305,6 @@ def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
     if missing:
         return f"missing in {directory}: {', '.join(missing)} (generate both variants: mscodegen new --variant both)"
     return scripts
-
-
-def _edited(directory: Path) -> list[str]:
-    """Files the user edited in `directory` (best effort: [] if the pristine copies are unusable)."""
-    from mscodegen.output.write import WriteError, user_edits
-
-    try:
-        return sorted(user_edits(directory))
-    except WriteError:
-        return []
 
 
 def run_parity(
@@ -335,13 +339,14 @@ def run_parity(
         python = interpreter(python)
     except PythonError as exc:
         return _error(str(exc))
-    on_disk_scripts: dict[str, Path] = {}
+    on_disk_scripts = _scripts_on_disk(target) if on_disk else {}
+    if isinstance(on_disk_scripts, str):
+        return _error(on_disk_scripts)
     if on_disk:
-        found = _scripts_on_disk(target)
-        if isinstance(found, str):
-            return _error(found)
-        on_disk_scripts = found
-        edited = _edited(target)
+        try:
+            edited = sorted(user_edits(target))  # the files the user edited
+        except WriteError:  # best effort: the pristine copies are unusable
+            edited = []
         print(
             f"running the scripts in {target} as they are on disk"
             + (f" (your edits to {', '.join(edited)} included)" if edited else ""),
@@ -349,18 +354,10 @@ def run_parity(
         )
     # absolute: the scripts run with cwd=<root>/<variant>, where a relative --keep would be doubled
     root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
+    run = partial(run_script, max_steps=steps, epochs=epochs, timeout=timeout, python=python)
     try:
         return _run_and_compare(
-            target,
-            on_disk_scripts,
-            root,
-            steps=steps,
-            epochs=epochs,
-            timeout=timeout,
-            workers=workers,
-            plot=plot,
-            overrides=overrides,
-            python=python,
+            target, on_disk_scripts, root, run, steps=steps, workers=workers, plot=plot, overrides=overrides
         )
     finally:
         if keep is None:
@@ -373,16 +370,15 @@ def _run_and_compare(
     target: Path,
     on_disk_scripts: dict[str, Path],
     root: Path,
+    run: partial[RunResult],
     *,
     steps: int,
-    epochs: int | None,
-    timeout: float,
     workers: int | None,
     plot: Path | None,
     overrides: Sequence[str],
-    python: str,
 ) -> int:
-    """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`)."""
+    """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`), each
+    script run by `run` (run_script with --steps, --epochs, --timeout and --python)."""
     on_disk = bool(on_disk_scripts)
     if on_disk:
         scripts = on_disk_scripts
@@ -405,17 +401,8 @@ def _run_and_compare(
         print(f"running the {variant} variant ({steps} steps){how}...", flush=True)
         (root / variant).mkdir(parents=True, exist_ok=True)
         (root / variant / WEIGHTS_NAME).unlink(missing_ok=True)  # a --keep dir may hold an older run's
-        result = run_script(
-            script,
-            root / variant,
-            variant=variant,
-            max_steps=steps,
-            epochs=epochs,
-            timeout=timeout,
-            distributed=distributed,
-            extra_args=(SAVE_WEIGHTS, str(weights[variant])) if variant in weights else (),
-            python=python,
-        )
+        save = (SAVE_WEIGHTS, str(weights[variant])) if variant in weights else ()
+        result = run(script, root / variant, variant=variant, distributed=distributed, extra_args=save)
         print(
             f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
             f"{result.seconds:.1f} s",
@@ -431,7 +418,7 @@ def _run_and_compare(
     model, native = results["model"], results["native"]
     print_table(model, native)
     problems = _run_differences(model, native)
-    weights_note = _weights_problems(weights, scripts, problems, python)
+    weights_note = _weights_problems(weights, scripts, problems, run.keywords["python"])
     if plot is not None:
         from mscodegen.run.plot import PlotError, draw, parity_curves
 
@@ -497,24 +484,3 @@ def _has_mindspore() -> bool:
 
 class PythonError(Exception):
     """parity --python names an interpreter that cannot run the scripts."""
-
-
-def check_python(python: str) -> str:
-    """`python` (parity --python) as an absolute path, once it is known to find MindSpore.
-
-    Absolute, not resolved: a venv's bin/python is a symlink, and msrun lives beside the link. The
-    interpreter is asked whether it finds the package without importing it (a second, not MindSpore's 5).
-    """
-    found = shutil.which(python)
-    if found is None:
-        raise PythonError(f"--python {python}: no such executable")
-    check = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mindspore') is None)"
-    try:
-        proc = subprocess.run([found, "-c", check], capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PythonError(f"--python {python}: cannot run it ({exc})") from None
-    if proc.returncode != 0:
-        raise PythonError(
-            f"MindSpore is not importable in {python}: install it there (supported versions: docs/compat.md)"
-        )
-    return os.path.abspath(found)
