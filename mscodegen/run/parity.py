@@ -96,7 +96,6 @@ class ScriptTimeout(Exception):
     """A script ran longer than its timeout and was killed."""
 
     def __init__(self, variant: str, timeout: float, workdir: Path) -> None:
-        self.variant, self.timeout, self.workdir = variant, timeout, workdir
         super().__init__(
             f"the {variant} variant did not finish within --timeout {timeout:g} s and was killed; "
             f"raise --timeout or lower --steps (its output so far: {workdir / 'stdout.txt'})"
@@ -196,13 +195,13 @@ def step_differences(
     e.g. `step 3: loss 0.6931471805599453 (model) != 0.6925 (native)`.
     """
     la, lb = labels
-    problems = []
+    problems: list[str] = []
     for ra, rb in zip(a, b, strict=False):
-        for key in compared_keys(ra, rb):
-            if ra.get(key) != rb.get(key):
-                problems.append(
-                    f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
-                )
+        problems += [
+            f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
+            for key in compared_keys(ra, rb)
+            if ra.get(key) != rb.get(key)
+        ]
     if len(a) != len(b):
         problems.append(f"step count differs: {len(a)} ({la}) != {len(b)} ({lb})")
     return problems

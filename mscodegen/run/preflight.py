@@ -529,11 +529,9 @@ def _merge_variants(problems: list[Problem]) -> list[Problem]:
     for problem in problems:
         script, _, rest = problem.message.partition(" ")
         same = (problem.path, problem.line, problem.column, rest)
-        if same in merged:
-            first = merged[same]
-            merged[same] = dataclasses.replace(
+        if first := merged.get(same):
+            problem = dataclasses.replace(
                 first, message=f"{first.message.partition(' ')[0]} and {script} {rest}"
             )
-        else:
-            merged[same] = problem
+        merged[same] = problem
     return list(merged.values())
