@@ -19,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -351,18 +352,26 @@ def run_parity(
             + (f" (your edits to {', '.join(edited)} included)" if edited else ""),
             flush=True,
         )
-    # absolute: the scripts run with cwd=<root>/<variant>, where a relative --keep would be doubled
-    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
     run = partial(run_script, max_steps=steps, epochs=epochs, timeout=timeout, python=python)
-    try:
+    kept = f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints"
+    with workspace(keep, "mscodegen-parity-", kept) as root:
         return _run_and_compare(
             target, on_disk_scripts, root, run, steps=steps, workers=workers, plot=plot, overrides=overrides
         )
+
+
+@contextmanager
+def workspace(keep: Path | None, prefix: str, kept: str) -> Iterator[Path]:
+    """The runs' directory: `keep` (absolute: the scripts run with cwd=<root>/<variant>, where a relative
+    one would be doubled), then "`kept` kept in" it is printed; else a temporary one, removed after."""
+    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
         else:
-            print(f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints kept in {root}")
+            print(f"{kept} kept in {root}")
 
 
 def _run_and_compare(

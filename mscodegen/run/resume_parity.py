@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -26,6 +25,7 @@ from mscodegen.run.parity import (
     not_identical,
     run_script,
     step_differences,
+    workspace,
 )
 
 
@@ -51,8 +51,7 @@ def run_resume_parity(
         python = interpreter(python)
     except PythonError as exc:
         return _error(str(exc))
-    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
-    try:
+    with workspace(keep, "mscodegen-resume-", "scripts, logs and checkpoints") as root:
         scripts = _resumable_scripts(target, root, overrides)
         if isinstance(scripts, str):
             return _error(scripts)
@@ -68,11 +67,6 @@ def run_resume_parity(
             f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants"
         )
         return 0
-    finally:
-        if keep is None:
-            shutil.rmtree(root, ignore_errors=True)
-        else:
-            print(f"scripts, logs and checkpoints kept in {root}")
 
 
 def _resumable_scripts(target: Path, root: Path, overrides: Sequence[str]) -> dict[str, Path] | str:
