@@ -97,6 +97,7 @@ class ScriptTimeout(Exception):
     """A script ran longer than its timeout and was killed."""
 
     def __init__(self, variant: str, timeout: float, workdir: Path) -> None:
+        self.variant, self.timeout, self.workdir = variant, timeout, workdir
         super().__init__(
             f"the {variant} variant did not finish within --timeout {timeout:g} s and was killed; "
             f"raise --timeout or lower --steps (its output so far: {workdir / 'stdout.txt'})"
