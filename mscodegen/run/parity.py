@@ -11,7 +11,6 @@ MindSpore is imported only by child processes.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -34,6 +33,7 @@ from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
 from mscodegen.run.observer import observed_env
+from mscodegen.run.plot import PlotError, draw, parity_curves, read_log
 from mscodegen.schema.rules import cross_section_problems
 
 # The per-step quantities, in the order differences are reported; any other key both logs hold (a
@@ -179,10 +179,8 @@ def run_script(
 
 
 def read_jsonl(path: Path) -> list[Record]:
-    """The records of a --loss-log / --eval-log ([] when there is none)."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The records of an observer's loss.jsonl / eval.jsonl ([] when there is none)."""
+    return read_log(path) if path.exists() else []
 
 
 def _show(value: object) -> str:
@@ -429,8 +427,6 @@ def _run_and_compare(
     problems = _run_differences(model, native)
     weights_note = _weights_problems(weights, scripts, problems, run.keywords["python"])
     if plot is not None:
-        from mscodegen.run.plot import PlotError, draw, parity_curves
-
         try:
             draw(parity_curves(model.steps + model.evals, native.steps + native.evals), plot)
             print(f"wrote {plot}")
