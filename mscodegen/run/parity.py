@@ -386,16 +386,14 @@ def _run_and_compare(
 ) -> int:
     """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`), each
     script run by `run` (run_script with --steps, --epochs, --timeout and --python)."""
-    on_disk = bool(on_disk_scripts)
-    if on_disk:
-        scripts = on_disk_scripts
-        distributed = (target / LAUNCH_NAME).is_file()
+    loaded = None if on_disk_scripts else load_config(target, overrides)
+    if loaded is None:
+        scripts, distributed = on_disk_scripts, (target / LAUNCH_NAME).is_file()
     else:
-        scripts = generate_both(target, root / "scripts", workers=workers, overrides=overrides)
+        generated = loaded if workers is None else with_workers(loaded, workers)
+        scripts = write_scripts(generated, root / "scripts")
         # under msrun when the config (or --workers) says data parallel; a stale launch.sh in --keep does not count
-        distributed = (
-            workers is not None or load_config(target, overrides).config.parallel.mode == "data_parallel"
-        )
+        distributed = generated.config.parallel.mode == "data_parallel"
     # Final weights: under msrun rank 0 saves them (the replicas are identical after every step).
     weights = {
         v: root / v / WEIGHTS_NAME
@@ -410,11 +408,8 @@ def _run_and_compare(
         (root / variant / WEIGHTS_NAME).unlink(missing_ok=True)  # a --keep dir may hold an older run's
         save = (SAVE_WEIGHTS, str(weights[variant])) if variant in weights else ()
         result = run(script, root / variant, variant=variant, distributed=distributed, extra_args=save)
-        print(
-            f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
-            f"{result.seconds:.1f} s",
-            flush=True,
-        )
+        logged = f"{len(result.steps)} steps logged, {result.seconds:.1f} s"
+        print(f"  {variant}: exit {result.returncode}, {logged}", flush=True)
         if result.returncode != 0:
             print(
                 f"error: the {variant} variant failed; last lines of its output:\n{result.log_tail}",
@@ -433,8 +428,7 @@ def _run_and_compare(
         except PlotError as exc:
             print(f"error: {exc}", file=sys.stderr)
     if not_identical(problems):
-        if not on_disk:  # what in the config can explain it (a directory's config is not at hand)
-            loaded = load_config(target, overrides)
+        if loaded is not None:  # what in the config can explain it (a directory's config is not at hand)
             for hint in hints(loaded):
                 print(f"hint: {hint.format(str(loaded.path))}", file=sys.stderr)
         return 1
