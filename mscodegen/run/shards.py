@@ -57,17 +57,15 @@ def shard_problems(
     from mscodegen.render import render
     from mscodegen.render.checkpoints import render_checkpoints
 
-    cfg = loaded.config
     if not sharded_factory(loaded):
         return []
-    workers = cfg.parallel.workers
+    workers = loaded.config.parallel.workers
     with tempfile.TemporaryDirectory(prefix="mscodegen-shards-") as tmp:
         workdir = Path(tmp)
         script = workdir / SCRIPT_NAMES["native"]
         shared, plans = plans_of(loaded, workdir, ("native",))
         script.write_text(render(plans["native"]), encoding="utf-8")  # run, not read: black is not needed
-        checkpoints = render_checkpoints(shared)
-        if checkpoints is not None:  # the script imports it
+        if (checkpoints := render_checkpoints(shared)) is not None:  # the script imports it
             (workdir / CHECKPOINTS_NAME).write_text(checkpoints, encoding="utf-8")
         function = shared.datasets[0].call.func  # train's: create_train_dataset(num_shards, shard_id)
         cmd = [python, "-c", _PROBE, script.name, function, str(workers)]
