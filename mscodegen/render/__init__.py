@@ -16,13 +16,6 @@ from mscodegen.render.imports import import_groups, local_imports
 from mscodegen.render.provenance import strip_markers
 from mscodegen.schema.training import MAX_EPOCHS
 
-
-def templates_dir() -> Path:
-    """templates/ at the repository top; a wheel ships it inside the package."""
-    packaged = Path(__file__).parents[1] / "templates"  # the wheel: mscodegen/templates
-    return packaged if packaged.is_dir() else Path(__file__).parents[2] / "templates"
-
-
 _COMMENT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\t"}
 
 
@@ -56,8 +49,11 @@ def _docwrap(value: object, width: int, indent: int) -> str:
 
 @cache
 def environment() -> jinja2.Environment:
+    templates = Path(__file__).parents[1] / "templates"  # a wheel ships them inside the package
+    if not templates.is_dir():  # a checkout: templates/ at the repository top
+        templates = Path(__file__).parents[2] / "templates"
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_dir()),
+        loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 BEGIN = "# @mscodegen-keys "
@@ -59,34 +59,13 @@ def carry_over(marked_lines: Sequence[str], keys: LineKeys, real_lines: Sequence
     return out
 
 
-def matches(key: str, wanted: str) -> bool:
-    """`wanted` asks for its own lines and those of every key below it (`optimizer` -> `optimizer.lr`)."""
-    return key == wanted or key.startswith(wanted + ".") or key.startswith(wanted + "[")
-
-
 def lines_of(line_keys: LineKeys, wanted: str) -> list[int]:
-    """1-based numbers of the lines that `wanted` (or a key below it) produced."""
-    return [i + 1 for i, keys in enumerate(line_keys) if any(matches(k, wanted) for k in keys)]
-
-
-def defined_names(source: str, lines: Iterable[int]) -> set[str]:
-    """Module-level names (constants) assigned on `lines`: their uses are shown too."""
-    wanted = set(lines)
-    names: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and node.lineno in wanted:
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
-
-
-def uses_of(source: str, names: set[str]) -> list[int]:
-    """Lines that read any of `names`."""
-    found = {
-        node.lineno
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)
-    }
-    return sorted(found)
+    """1-based numbers of the lines that `wanted` produced, or a key below it (`optimizer` ->
+    `optimizer.lr`, `eval.metrics[0]`)."""
+    below = (wanted + ".", wanted + "[")
+    return [
+        i + 1 for i, keys in enumerate(line_keys) if any(k == wanted or k.startswith(below) for k in keys)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +79,20 @@ class Explained:
 
 def explain_key(script: str, source: str, line_keys: LineKeys, wanted: str) -> Explained:
     produced = lines_of(line_keys, wanted)
-    used = [n for n in uses_of(source, defined_names(source, produced)) if n not in set(produced)]
-    return Explained(script, produced, used)
+    tree = ast.parse(source)
+    defined = {  # module-level names (constants) assigned on those lines: their uses are shown too
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and node.lineno in produced
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    used = {
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in defined and isinstance(node.ctx, ast.Load)
+    }
+    return Explained(script, produced, sorted(used - set(produced)))
 
 
 def keys_at(line_keys: LineKeys, line: int) -> list[str]:

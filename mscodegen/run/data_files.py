@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mscodegen.config.errors import Problem
-from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.config.load import LoadedConfig
+from mscodegen.run.preflight import located
 from mscodegen.schema.data import Cifar10Data, ImageFolderData
 from mscodegen.schema.sources import CIFAR10_BATCHES, CIFAR10_RECORD
 
@@ -73,7 +75,7 @@ def data_file_problems(
             what = "CIFAR-10 batch file(s) MindSpore cannot read"
         else:
             try:
-                bad = unreadable_images(directory, python=python, progress=progress or _stderr)
+                bad = unreadable_images(directory, python=python, progress=progress)
             except RuntimeError:  # no MindSpore in this Python: the scripts' runs report that
                 continue
             what = "image(s) MindSpore cannot decode"
@@ -82,7 +84,7 @@ def data_file_problems(
             if len(bad) > LISTED:
                 lines.append(f"... and {len(bad) - LISTED} more")
             message = f"{len(bad)} {what} in {directory}:\n    " + "\n    ".join(lines)
-            problems.append(_at(loaded, ("data", split, "path"), message))
+            problems.append(located(loaded, ("data", split, "path"), message))
     return problems
 
 
@@ -90,18 +92,12 @@ def cifar10_bad_files(directory: Path, usages: tuple[str, ...]) -> list[tuple[Pa
     """The batches of `usages` whose size is not a whole number of records, and where the cut is."""
     bad = []
     for path in sorted(p for p in directory.iterdir() if p.suffix == ".bin"):
-        if not any(CIFAR10_BATCHES[u] in path.name for u in usages):
-            continue
         size = path.stat().st_size
         whole, extra = divmod(size, CIFAR10_RECORD)
-        if extra:
-            bad.append(
-                (
-                    path,
-                    f"{size} bytes is not a whole number of {CIFAR10_RECORD}-byte records: record {whole} "
-                    f"(counting from 0) is cut after {extra} bytes (a truncated download? fetch it again)",
-                )
-            )
+        if extra and any(CIFAR10_BATCHES[u] in path.name for u in usages):
+            why = f"{size} bytes is not a whole number of {CIFAR10_RECORD}-byte records: record {whole}"
+            why += f" (counting from 0) is cut after {extra} bytes (a truncated download? fetch it again)"
+            bad.append((path, why))
     return bad
 
 
@@ -155,25 +151,22 @@ def _decode(
         return finished, current, other, child.wait()
 
 
-def image_folder_files(directory: Path) -> list[Path]:
-    """What ImageFolderDataset reads without `extensions`: the files of each class sub-directory."""
-    files = []
-    for class_dir in sorted(p for p in directory.iterdir() if p.is_dir()):
-        files += sorted(p for p in class_dir.iterdir() if p.is_file())
-    return files
-
-
 def unreadable_images(
-    directory: Path, *, python: str = sys.executable, progress: Callable[[str], None] = print
+    directory: Path, *, python: str = sys.executable, progress: Callable[[str], None] | None = None
 ) -> list[tuple[Path, str]]:
     """Each file of the folder that MindSpore's decoder rejects or crashes on, with the reason."""
-    files = image_folder_files(directory)
+    # what ImageFolderDataset reads without `extensions`: the files of each class sub-directory
+    classes = sorted(p for p in directory.iterdir() if p.is_dir())
+    files = [file for c in classes for file in sorted(p for p in c.iterdir() if p.is_file())]
     if not files:
         return []
     bad: list[tuple[Path, str]] = []
-    decoded = _throttled(lambda n: progress(f"  decoded {n}/{len(files)} images of {directory} ..."))
+    say = progress or (lambda text: print(text, file=sys.stderr, flush=True))
+    decoded = _throttled(lambda n: say(f"  decoded {n}/{len(files)} images of {directory} ..."))
     # the child's working directory: MindSpore writes ./abnormal_image.jpg for a JPEG libjpeg rejects
-    with _listing(files) as listing, tempfile.TemporaryDirectory(prefix="mscodegen-decode-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="mscodegen-decode-") as scratch:
+        listing = Path(scratch) / "images.txt"  # one path a line: argv would be too long for a big folder
+        listing.write_text("\n".join(str(p) for p in files), encoding="utf-8")
         start = crashes = 0
         while start < len(files):
             finished, current, other, code = _decode(
@@ -193,36 +186,8 @@ def unreadable_images(
     return bad
 
 
-class _listing:
-    """A temporary file with one path a line (argv would be too long for a big folder)."""
-
-    def __init__(self, files: list[Path]) -> None:
-        fd, name = tempfile.mkstemp(prefix="mscodegen-images-", suffix=".txt")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write("\n".join(str(p) for p in files))
-        self.path = Path(name)
-
-    def __enter__(self) -> Path:
-        return self.path
-
-    def __exit__(self, *exc: object) -> None:
-        self.path.unlink(missing_ok=True)
-
-
 def _signal_name(code: int) -> str:
-    if code < 0:
-        try:
+    with contextlib.suppress(ValueError):
+        if code < 0:
             return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            pass
     return f"exit {code}"
-
-
-def _stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _at(loaded: LoadedConfig, key: tuple[str, ...], message: str) -> Problem:
-    if loaded.loaded_yaml is None:
-        return Problem("", None, None, message)
-    return problem_at(loaded.loaded_yaml, key, message)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -82,14 +81,11 @@ def _descendants(pid: int) -> list[int]:
         return []
 
 
-_RANK_LOG = re.compile(r"\.rank(\d+)$")
-
-
 def rank_logs(path: Path) -> dict[int, Path]:
     """{rank: file} for per-rank logs named <stem>.rank<N><suffix> next to `path` (the observer's, under msrun)."""
     found = {}
     for candidate in path.parent.glob(f"{path.stem}.rank*{path.suffix}"):
-        match = _RANK_LOG.search(candidate.name[: len(candidate.name) - len(path.suffix)])
-        if match:
-            found[int(match.group(1))] = candidate
+        rank = candidate.name[len(f"{path.stem}.rank") : len(candidate.name) - len(path.suffix)]
+        if rank.isdecimal():
+            found[int(rank)] = candidate
     return dict(sorted(found.items()))

@@ -11,7 +11,6 @@ MindSpore is imported only by child processes.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -19,18 +18,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig, hints, load_config
 from mscodegen.output.generate import generate
+from mscodegen.output.write import LOCK_NAME, WriteError, user_edits
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched
 from mscodegen.run.observer import observed_env
+from mscodegen.run.plot import PlotError, draw, parity_curves, read_log
 from mscodegen.schema.rules import cross_section_problems
 
 # The per-step quantities, in the order differences are reported; any other key both logs hold (a
@@ -76,15 +79,15 @@ def generate_both(
     `workers` runs the config data parallel with that many workers (launch.sh is written too).
     """
     loaded = load_config(config, overrides)
-    if workers is not None:
-        loaded = with_workers(loaded, workers)
+    return write_scripts(loaded if workers is None else with_workers(loaded, workers), out_dir)
+
+
+def write_scripts(loaded: LoadedConfig, out_dir: Path) -> dict[str, Path]:
+    """Write every file `mscodegen new` would for `loaded` into out_dir; {variant: script path}."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
     for name, text in generate(loaded, out_dir).items():
         (out_dir / name).write_text(text, encoding="utf-8")
-    for variant, name in SCRIPT_NAMES.items():
-        paths[variant] = out_dir / name
-    return paths
+    return {variant: out_dir / name for variant, name in SCRIPT_NAMES.items()}
 
 
 EXIT_TIMEOUT = 3  # a variant ran past --timeout (1 is "not equal", 2 a usage or config error)
@@ -176,10 +179,8 @@ def run_script(
 
 
 def read_jsonl(path: Path) -> list[Record]:
-    """The records of a --loss-log / --eval-log ([] when there is none)."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The records of an observer's loss.jsonl / eval.jsonl ([] when there is none)."""
+    return read_log(path) if path.exists() else []
 
 
 def _show(value: object) -> str:
@@ -194,13 +195,13 @@ def step_differences(
     e.g. `step 3: loss 0.6931471805599453 (model) != 0.6925 (native)`.
     """
     la, lb = labels
-    problems = []
+    problems: list[str] = []
     for ra, rb in zip(a, b, strict=False):
-        for key in compared_keys(ra, rb):
-            if ra.get(key) != rb.get(key):
-                problems.append(
-                    f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
-                )
+        problems += [
+            f"step {ra.get('step')}: {key} {_show(ra.get(key))} ({la}) != {_show(rb.get(key))} ({lb})"
+            for key in compared_keys(ra, rb)
+            if ra.get(key) != rb.get(key)
+        ]
     if len(a) != len(b):
         problems.append(f"step count differs: {len(a)} ({la}) != {len(b)} ({lb})")
     return problems
@@ -210,11 +211,6 @@ def compared_keys(a: Record, b: Record) -> list[str]:
     """Every key either record holds: step, epoch and COMPARED first, then the rest by name."""
     known = ("step", "epoch", *COMPARED)
     return [*known, *sorted((set(a) | set(b)) - set(known))]
-
-
-def loss_keys(record: Record) -> list[str]:
-    """The losses a loss-log record holds: `loss`, or a GAN's `d_loss` and `g_loss`."""
-    return [key for key in record if key == "loss" or key.endswith("_loss")]
 
 
 def _fmt(value: object) -> str:
@@ -227,7 +223,7 @@ def print_table(model: RunResult, native: RunResult) -> None:
     """One row per step: one loss from both variants, or several losses (the model's) and the
     largest difference; then the learning rates, loss scales and overflow flags."""
     first = model.steps[0] if model.steps else {}
-    losses = loss_keys(first)
+    losses = [k for k in first if k == "loss" or k.endswith("_loss")]  # a GAN's: d_loss, g_loss
     lrs = [k for k in first if k == "lr" or k.endswith("_lr")]
     extra = [
         k for k in compared_keys(first, first) if k in first and k not in ("step", "epoch", *losses, *lrs)
@@ -259,14 +255,28 @@ def _diff(a: object, b: object) -> float:
 def interpreter(python: str | None) -> str:
     """The Python that runs the scripts: `python` checked (parity --python), else this one, which must
     have MindSpore; PythonError when it cannot."""
-    if python is not None:
-        return check_python(python)
-    if shutil.which(sys.executable) is None or not _has_mindspore():
+    if python is None:
+        if shutil.which(sys.executable) is None or not _has_mindspore():
+            raise PythonError(
+                "MindSpore is not importable in this Python; to run the scripts, install the run extra "
+                "(pip install -e '.[run]' in the mscodegen checkout)"
+            )
+        return sys.executable
+    # Absolute, not resolved: a venv's bin/python is a symlink, and msrun lives beside the link. The
+    # interpreter is asked whether it finds the package without importing it (a second, not MindSpore's 5).
+    found = shutil.which(python)
+    if found is None:
+        raise PythonError(f"--python {python}: no such executable")
+    check = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mindspore') is None)"
+    try:
+        proc = subprocess.run([found, "-c", check], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PythonError(f"--python {python}: cannot run it ({exc})") from None
+    if proc.returncode != 0:
         raise PythonError(
-            "MindSpore is not importable in this Python; to run the scripts, install the run extra "
-            "(pip install -e '.[run]' in the mscodegen checkout)"
+            f"MindSpore is not importable in {python}: install it there (supported versions: docs/compat.md)"
         )
-    return sys.executable
+    return os.path.abspath(found)
 
 
 def not_identical(problems: list[str]) -> bool:
@@ -285,8 +295,6 @@ def _error(message: str) -> int:
 
 def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
     """{variant: script} of a directory written by `mscodegen new`, or why it cannot be run."""
-    from mscodegen.output.write import LOCK_NAME
-
     if not (directory / LOCK_NAME).is_file():
         return (
             f"{directory} has no {LOCK_NAME}: name a config file, or a directory written by `mscodegen new`"
@@ -296,16 +304,6 @@ def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
     if missing:
         return f"missing in {directory}: {', '.join(missing)} (generate both variants: mscodegen new --variant both)"
     return scripts
-
-
-def _edited(directory: Path) -> list[str]:
-    """Files the user edited in `directory` (best effort: [] if the pristine copies are unusable)."""
-    from mscodegen.output.write import WriteError, user_edits
-
-    try:
-        return sorted(user_edits(directory))
-    except WriteError:
-        return []
 
 
 def run_parity(
@@ -340,88 +338,78 @@ def run_parity(
         python = interpreter(python)
     except PythonError as exc:
         return _error(str(exc))
-    on_disk_scripts: dict[str, Path] = {}
+    on_disk_scripts = _scripts_on_disk(target) if on_disk else {}
+    if isinstance(on_disk_scripts, str):
+        return _error(on_disk_scripts)
     if on_disk:
-        found = _scripts_on_disk(target)
-        if isinstance(found, str):
-            return _error(found)
-        on_disk_scripts = found
-        edited = _edited(target)
+        try:
+            edited = sorted(user_edits(target))  # the files the user edited
+        except WriteError:  # best effort: the pristine copies are unusable
+            edited = []
         print(
             f"running the scripts in {target} as they are on disk"
             + (f" (your edits to {', '.join(edited)} included)" if edited else ""),
             flush=True,
         )
-    # absolute: the scripts run with cwd=<root>/<variant>, where a relative --keep would be doubled
-    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-parity-"))
-    try:
+    run = partial(run_script, max_steps=steps, epochs=epochs, timeout=timeout, python=python)
+    kept = f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints"
+    with workspace(keep, "mscodegen-parity-", kept) as root:
         return _run_and_compare(
-            target,
-            on_disk_scripts,
-            root,
-            steps=steps,
-            epochs=epochs,
-            timeout=timeout,
-            workers=workers,
-            plot=plot,
-            overrides=overrides,
-            python=python,
+            target, on_disk_scripts, root, run, steps=steps, workers=workers, plot=plot, overrides=overrides
         )
+
+
+@contextmanager
+def workspace(keep: Path | None, prefix: str, kept: str) -> Iterator[Path]:
+    """The runs' directory: `keep` (absolute: the scripts run with cwd=<root>/<variant>, where a relative
+    one would be doubled), then "`kept` kept in" it is printed; else a temporary one, removed after."""
+    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
         else:
-            print(f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints kept in {root}")
+            print(f"{kept} kept in {root}")
 
 
 def _run_and_compare(
     target: Path,
     on_disk_scripts: dict[str, Path],
     root: Path,
+    run: partial[RunResult],
     *,
     steps: int,
-    epochs: int | None,
-    timeout: float,
     workers: int | None,
     plot: Path | None,
     overrides: Sequence[str],
-    python: str,
 ) -> int:
-    """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`)."""
-    on_disk = bool(on_disk_scripts)
-    if on_disk:
-        scripts = on_disk_scripts
-        distributed = (target / LAUNCH_NAME).is_file()
+    """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`), each
+    script run by `run` (run_script with --steps, --epochs, --timeout and --python)."""
+    loaded = None if on_disk_scripts else load_config(target, overrides)
+    if loaded is None:
+        scripts, distributed = on_disk_scripts, (target / LAUNCH_NAME).is_file()
     else:
-        scripts = generate_both(target, root / "scripts", workers=workers, overrides=overrides)
+        generated = loaded if workers is None else with_workers(loaded, workers)
+        scripts = write_scripts(generated, root / "scripts")
         # under msrun when the config (or --workers) says data parallel; a stale launch.sh in --keep does not count
-        distributed = (
-            workers is not None or load_config(target, overrides).config.parallel.mode == "data_parallel"
-        )
+        distributed = generated.config.parallel.mode == "data_parallel"
     # Final weights: under msrun rank 0 saves them (the replicas are identical after every step).
-    weights = {v: root / v / WEIGHTS_NAME for v in scripts if _saves_weights(scripts[v])}
+    weights = {
+        v: root / v / WEIGHTS_NAME
+        for v, path in scripts.items()
+        if SAVE_WEIGHTS in path.read_text(encoding="utf-8", errors="replace")  # older scripts lack it
+    }
     results = {}
     for variant, script in scripts.items():
         how = " under msrun (launch.sh)" if distributed else ""
         print(f"running the {variant} variant ({steps} steps){how}...", flush=True)
         (root / variant).mkdir(parents=True, exist_ok=True)
         (root / variant / WEIGHTS_NAME).unlink(missing_ok=True)  # a --keep dir may hold an older run's
-        result = run_script(
-            script,
-            root / variant,
-            variant=variant,
-            max_steps=steps,
-            epochs=epochs,
-            timeout=timeout,
-            distributed=distributed,
-            extra_args=(SAVE_WEIGHTS, str(weights[variant])) if variant in weights else (),
-            python=python,
-        )
-        print(
-            f"  {variant}: exit {result.returncode}, {len(result.steps)} steps logged, "
-            f"{result.seconds:.1f} s",
-            flush=True,
-        )
+        save = (SAVE_WEIGHTS, str(weights[variant])) if variant in weights else ()
+        result = run(script, root / variant, variant=variant, distributed=distributed, extra_args=save)
+        logged = f"{len(result.steps)} steps logged, {result.seconds:.1f} s"
+        print(f"  {variant}: exit {result.returncode}, {logged}", flush=True)
         if result.returncode != 0:
             print(
                 f"error: the {variant} variant failed; last lines of its output:\n{result.log_tail}",
@@ -432,18 +420,15 @@ def _run_and_compare(
     model, native = results["model"], results["native"]
     print_table(model, native)
     problems = _run_differences(model, native)
-    weights_note = _weights_problems(weights, scripts, problems, python)
+    weights_note = _weights_problems(weights, scripts, problems, run.keywords["python"])
     if plot is not None:
-        from mscodegen.run.plot import PlotError, draw, parity_curves
-
         try:
             draw(parity_curves(model.steps + model.evals, native.steps + native.evals), plot)
             print(f"wrote {plot}")
         except PlotError as exc:
             print(f"error: {exc}", file=sys.stderr)
     if not_identical(problems):
-        if not on_disk:  # what in the config can explain it (a directory's config is not at hand)
-            loaded = load_config(target, overrides)
+        if loaded is not None:  # what in the config can explain it (a directory's config is not at hand)
             for hint in hints(loaded):
                 print(f"hint: {hint.format(str(loaded.path))}", file=sys.stderr)
         return 1
@@ -468,11 +453,6 @@ def _run_differences(model: RunResult, native: RunResult) -> list[str]:
     if not model.steps:
         problems.append("no steps were logged")
     return problems
-
-
-def _saves_weights(script: Path) -> bool:
-    """Whether the script has the --save-weights option (scripts generated before it do not)."""
-    return SAVE_WEIGHTS in script.read_text(encoding="utf-8", errors="replace")
 
 
 def _weights_problems(
@@ -503,24 +483,3 @@ def _has_mindspore() -> bool:
 
 class PythonError(Exception):
     """parity --python names an interpreter that cannot run the scripts."""
-
-
-def check_python(python: str) -> str:
-    """`python` (parity --python) as an absolute path, once it is known to find MindSpore.
-
-    Absolute, not resolved: a venv's bin/python is a symlink, and msrun lives beside the link. The
-    interpreter is asked whether it finds the package without importing it (a second, not MindSpore's 5).
-    """
-    found = shutil.which(python)
-    if found is None:
-        raise PythonError(f"--python {python}: no such executable")
-    check = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mindspore') is None)"
-    try:
-        proc = subprocess.run([found, "-c", check], capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PythonError(f"--python {python}: cannot run it ({exc})") from None
-    if proc.returncode != 0:
-        raise PythonError(
-            f"MindSpore is not importable in {python}: install it there (supported versions: docs/compat.md)"
-        )
-    return os.path.abspath(found)

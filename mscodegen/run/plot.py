@@ -137,11 +137,7 @@ def draw(curves: dict[str, Series], png: Path) -> None:
 
 def plot_logs(paths: list[Path], png: Path) -> None:
     """`mscodegen plot`: every log a curve labelled by its file name."""
-    curves: dict[str, Series] = {}
-    for path in paths:
-        label = path.as_posix()
-        curves[label] = series(read_log(path))
-    draw(curves, png)
+    draw({path.as_posix(): series(read_log(path)) for path in paths}, png)
 
 
 def parity_curves(model: list[dict[str, Any]], native: list[dict[str, Any]]) -> dict[str, Series]:

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mscodegen.config.errors import Problem
+from mscodegen.config.errors import Problem, format_path
 from mscodegen.config.load import LoadedConfig, problem_at
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.run.observer import observed_env
@@ -109,24 +109,19 @@ def run_preflight(
     at least one step. Under data parallel the runs train in one process; then data.train.factory's
     dataset must take the script's sampler (mscodegen.run.shards).
     """
-    from mscodegen.output.generate import generate  # the plan and templates: only when asked to run
     from mscodegen.run.data_files import data_file_problems
+    from mscodegen.run.parity import write_scripts  # the plan and templates: only when asked to run
     from mscodegen.run.shards import shard_problems
 
-    unreadable = data_file_problems(loaded, python=python)  # what would stop an epoch midway
-    if unreadable:
+    if unreadable := data_file_problems(loaded, python=python):  # what would stop an epoch midway
         return unreadable
     stand_alone = loaded
     if loaded.config.parallel.mode == "data_parallel":  # one process: shapes and labels do not change
         config = loaded.config.model_copy(update={"parallel": Parallel()})
         stand_alone = dataclasses.replace(loaded, config=config)
-    results = []
     with tempfile.TemporaryDirectory(prefix="mscodegen-preflight-") as tmp:
-        workdir = Path(tmp)
-        for name, text in generate(stand_alone, workdir).items():
-            (workdir / name).write_text(text, encoding="utf-8")
-        for variant, script in SCRIPT_NAMES.items():
-            results.append(_run(workdir, variant, script, python, timeout))
+        scripts = write_scripts(stand_alone, Path(tmp))
+        results = [_run(Path(tmp), variant, path.name, python, timeout) for variant, path in scripts.items()]
     problems = [problem for result in results if (problem := diagnose(result, stand_alone))]
     if problems:
         return _merge_variants(problems)
@@ -159,12 +154,12 @@ def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
     """The located problem a finished run shows, or None when it passed."""
     script = SCRIPT_NAMES.get(result.variant, result.variant)
     if result.returncode is None:
-        return _at(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
+        return located(loaded, (), f"{script} did not finish one batch in time{_tail(result.stderr)}")
     non_finite = _NON_FINITE_LOSS.search(result.stdout) or _NON_FINITE_LOSS.search(result.stderr)
     if result.returncode == 0 and non_finite is None and result.steps > 0:
         return None
     if result.returncode in (0, 1) and non_finite is not None:
-        return _at(
+        return located(
             loaded,
             _classes_key(loaded),
             f"{script}: the loss is not finite after one batch ({non_finite.group(0)}): a label equal to "
@@ -172,47 +167,35 @@ def diagnose(result: RunResult, loaded: LoadedConfig) -> Problem | None:
             "network.num_classes (or lower optimizer.lr)",
         )
     if result.returncode == 0:
-        return _at(loaded, (), f"{script} exited 0 without training a step{_tail(result.stdout)}")
+        return located(loaded, (), f"{script} exited 0 without training a step{_tail(result.stdout)}")
     key, cause = map_failure(result.stderr, loaded)
-    return _at(loaded, key, f"{script} --fast-dev-run failed: {cause}")
+    return located(loaded, key, f"{script} --fast-dev-run failed: {cause}")
 
 
 def map_failure(stderr: str, loaded: LoadedConfig) -> tuple[Key, str]:
     """(key, explanation) for a failed run's stderr; key () when no key can be blamed."""
     error = exception_line(stderr)
     split = "eval" if _in_eval(stderr) else "train"
-    found = _run_failure(stderr, error)
-    if found:
+    if found := _run_failure(stderr, error):
         return found
     if _LABEL.search(stderr):
         return _classes_key(loaded), f"a label of data.{split} is not below the number of classes ({error})"
-    loss = _loss_failure(stderr, loaded, split)
-    if loss:
-        return loss
-    returned = _returned_failure(stderr, error, loaded)
-    if returned:
-        return returned
+    if found := _loss_failure(stderr, loaded, split) or _returned_failure(stderr, error, loaded):
+        return found
     if _SHAPE.search(stderr):
         key, what = _shape_key(loaded, split)
         return key, f"the network cannot take data.{split}'s images: check {what} ({error})"
-    if error and _IMPORT.match(error):
-        factory = _import_key(stderr, error, loaded)
-        if factory:
-            return factory, f"importing it failed: {error}"
+    if error and _IMPORT.match(error) and (factory := _import_key(stderr, error, loaded)):
+        return factory, f"importing it failed: {error}"
     if _WORKERS.search(error) and _user_frame_key(stderr, loaded) is None:  # not in a factory's own code
         split = _dataset_split(stderr) or split
         given = "num_workers" in getattr(loaded.config.data, split).model_fields_set
-        return (
-            "data",
-            split,
-            *(("num_workers",) if given else ()),
-        ), f"MindSpore takes at most this machine's CPU count of workers ({error})"
+        at: Key = ("data", split, "num_workers") if given else ("data", split)
+        return at, f"MindSpore takes at most this machine's CPU count of workers ({error})"
     if _COLUMNS.search(stderr):
         columns = loaded.config.data.columns  # data.inputs, then data.labels
-        return (
-            ("data", split),
-            f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row ({error})",
-        )
+        what = f"data.{split} must yield {len(columns)} columns ({', '.join(columns)}) per row"
+        return ("data", split), f"{what} ({error})"
     return _user_failure(stderr, error, loaded, split)
 
 
@@ -226,13 +209,12 @@ def _run_failure(stderr: str, error: str) -> tuple[Key, str] | None:
         )
     if "unrecognized arguments: --fast-dev-run" in stderr:
         return (), "the generated script has no --fast-dev-run option (this mscodegen's templates lack it)"
-    pretrained = _PRETRAINED.search(stderr)
-    if pretrained:  # load_pretrained's own message: the parameters the file cannot give
+    # load_pretrained's own message: the parameters the file cannot give
+    if pretrained := _PRETRAINED.search(stderr):
         return ("network", "checkpoint"), pretrained.group(0)
     if "load_pretrained" in stderr and error:  # the file could not be read at all
         return ("network", "checkpoint", "path"), f"loading the checkpoint failed: {error}"
-    zero = _ZERO_STEPS.search(stderr)
-    if zero:
+    if zero := _ZERO_STEPS.search(stderr):
         return ("data", "train", "batch_size"), zero.group(0)
     return None
 
@@ -274,8 +256,13 @@ def _loss_failure(stderr: str, loaded: LoadedConfig, split: str) -> tuple[Key, s
 
 def _module(path: str) -> str:
     """`pkg.mod:name` (or `pkg.mod.name`) -> pkg/mod, as a file path ends."""
-    module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
-    return module.replace(".", "/")
+    return _split(path)[0].replace(".", "/")
+
+
+def _split(path: str) -> tuple[str, str]:
+    """`pkg.mod:name` (or `pkg.mod.name`) -> (pkg.mod, name)."""
+    module, _, name = path.rpartition(":" if ":" in path else ".")
+    return module, name
 
 
 def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Key, str] | None:
@@ -285,7 +272,7 @@ def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Ke
     in_script = _frames(stderr, in_script=True)
     if missing is None or not in_script:
         return None
-    function, source = in_script[-1]
+    _, function, source = in_script[-1]
     sites = _import_sites(loaded)
     for variable, kind in _RETURNED.items():
         if not re.search(rf"\b{variable}\.{missing.group(2)}\b", source):
@@ -299,17 +286,14 @@ def _returned_failure(stderr: str, error: str, loaded: LoadedConfig) -> tuple[Ke
 def _user_failure(stderr: str, error: str, loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     """A failure in the user's own objects (called by the script or by MindSpore, a metric, a keyword
     argument), else the error as it is."""
-    called = _called_key(stderr, error, loaded) if error else None
-    if called:
+    if error and (called := _called_key(stderr, error, loaded)):
         return called, f"calling it failed: {error}"
-    user = _user_frame_key(stderr, loaded)
-    if user:  # called by MindSpore, not by the script (an imported metric's update during Model.fit)
+    # called by MindSpore, not by the script (an imported metric's update during Model.fit)
+    if user := _user_frame_key(stderr, loaded):
         return user, f"it raised: {error}"
-    metric = _metric_key(stderr, loaded)
-    if metric:
+    if metric := _metric_key(stderr, loaded):
         return metric, f"the metric failed on data.{split}'s network outputs and labels ({error})"
-    kwarg = _kwarg_key(error, loaded)
-    if kwarg:
+    if kwarg := _kwarg_key(error, loaded):
         return kwarg, f"{'.'.join(map(str, kwarg[:-2]))} takes no such keyword argument ({error})"
     return (), f"{error or 'it failed'}{_tail(stderr)}"
 
@@ -317,16 +301,11 @@ def _user_failure(stderr: str, error: str, loaded: LoadedConfig, split: str) -> 
 def _user_frame_key(stderr: str, loaded: LoadedConfig) -> Key | None:
     """The import site whose module holds the innermost frame of the traceback (by the frame's function
     when one module holds several: a factory by its name, a metric by its methods)."""
-    frames = [
-        (Path(m.group("file")).as_posix(), m.group("function"))
-        for line in stderr.splitlines()
-        if (m := _FRAME.match(line))
-    ]
     sites = _import_sites(loaded)
-    for file, function in reversed(frames):
+    for file, function, _ in reversed(_frames(stderr)):
         found = []
         for key, path in sites.items():
-            module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
+            module, attr = _split(path)
             stem = module.replace(".", "/")
             if file.endswith((f"/{stem}.py", f"/{stem}/__init__.py")) or file == f"{stem}.py":
                 found.append((key, attr))
@@ -346,10 +325,9 @@ def _user_frame_key(stderr: str, loaded: LoadedConfig) -> Key | None:
 def _metric_key(stderr: str, loaded: LoadedConfig) -> Key | None:
     """The eval.metrics entry whose MindSpore metric class raised (its module is in the traceback)."""
     names: tuple[str, ...] = ()
-    for line in stderr.splitlines():
-        m = _FRAME.match(line)
-        if m and Path(m.group("file")).parent.name == "metrics" and "mindspore" in m.group("file"):
-            names = _METRIC_FILES.get(Path(m.group("file")).name, names)
+    for file, _, _ in _frames(stderr):
+        if Path(file).parent.name == "metrics" and "mindspore" in file:
+            names = _METRIC_FILES.get(Path(file).name, names)
     cfg = loaded.config
     if not names or isinstance(cfg, GanConfig):  # a gan evaluates no metric
         return None
@@ -377,7 +355,7 @@ def _kwarg_key(error: str, loaded: LoadedConfig) -> Key | None:
 
 def _dataset_split(stderr: str) -> str | None:
     """The split whose dataset train() was building: by the function, or by train()'s line."""
-    for function, source in reversed(_frames(stderr, in_script=True)):
+    for _, function, source in reversed(_frames(stderr, in_script=True)):
         if function in ("create_train_dataset", "create_eval_dataset"):
             return function.split("_")[1]
         if source.startswith(("train_dataset =", "eval_dataset =")):
@@ -400,8 +378,8 @@ def _tail(text: str) -> str:
 
 
 def _in_eval(stderr: str) -> bool:
-    functions = [m.group("function") for line in stderr.splitlines() if (m := _FRAME.match(line))]
-    return any(f in ("evaluate", "eval", "_eval_process", "build_eval_dataset") for f in functions)
+    eval_functions = ("evaluate", "eval", "_eval_process", "build_eval_dataset")
+    return any(function in eval_functions for _, function, _ in _frames(stderr))
 
 
 def _classes_key(loaded: LoadedConfig) -> Key:
@@ -409,10 +387,7 @@ def _classes_key(loaded: LoadedConfig) -> Key:
         return ()  # a gan does not read the labels
     net = loaded.config.network
     if isinstance(net, ImportedNetwork):
-        for key in net.kwargs:
-            if key == "num_classes":
-                return ("network", "kwargs", key)
-        return ("network",)
+        return ("network", "kwargs", "num_classes") if "num_classes" in net.kwargs else ("network",)
     return ("network", "num_classes")
 
 
@@ -420,27 +395,17 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
     cfg = loaded.config
     if isinstance(cfg, GanConfig):
         return ("gan",), "the networks against data.train's images"
-    net = cfg.network
     if split == "eval" and cfg.data.eval is not None:  # the train batch went through: blame data.eval
-        spec = cfg.data.eval
+        spec, at = cfg.data.eval, ("data", "eval")
         transforms = fixed_transforms(spec)
         if transforms is not None and transforms.resize:
-            return (
-                "data",
-                "eval",
-                "transforms",
-                "resize",
-            ), "data.eval.transforms.resize against data.train's"
+            return (*at, "transforms", "resize"), "data.eval.transforms.resize against data.train's"
+        if isinstance(spec, ImportedData) and spec.image_shape:
+            return (*at, "image_shape"), "data.eval.image_shape against what the factory yields"
         if isinstance(spec, ImportedData):
-            if spec.image_shape:
-                return (
-                    "data",
-                    "eval",
-                    "image_shape",
-                ), "data.eval.image_shape against what the factory yields"
-            return ("data", "eval", "factory"), "the images data.eval.factory yields against data.train's"
-        return ("data", "eval"), "data.eval's images against data.train's"
-    spec = cfg.data.train
+            return (*at, "factory"), "the images data.eval.factory yields against data.train's"
+        return at, "data.eval's images against data.train's"
+    spec, net = cfg.data.train, cfg.network
     transforms = getattr(spec, "transforms", None)
     if isinstance(net, BuiltinNetwork) and net.input_shape:
         return ("network", "input_shape"), "network.input_shape against the images the data yields"
@@ -456,22 +421,22 @@ def _shape_key(loaded: LoadedConfig, split: str) -> tuple[Key, str]:
 def _import_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     """The factory key whose import failed: by the script function it failed in, or by module."""
     sites = _import_sites(loaded)
-    for function, source in reversed(_frames(stderr)):
-        key = _host_site(function, source, sites)
-        if key:
+    for _, function, source in reversed(_frames(stderr)):
+        if key := _host_site(function, source, sites):
             return key
     named = [key for key, path in sites.items() if _mentions(error, path)]
     return named[0] if named else None
 
 
-def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str]]:
-    """(function, source line) of each traceback frame, outermost first; only the generated scripts'."""
-    lines = stderr.splitlines()
+def _frames(stderr: str, *, in_script: bool = False) -> list[tuple[str, str, str]]:
+    """(file, function, source line) of each traceback frame, outermost first; `in_script`: only the
+    generated scripts'."""
+    lines = [*stderr.splitlines(), ""]
     out = []
-    for i, line in enumerate(lines):
+    for line, source in zip(lines, lines[1:], strict=False):
         m = _FRAME.match(line)
         if m and (not in_script or Path(m.group("file")).name in SCRIPT_NAMES.values()):
-            out.append((m.group("function"), lines[i + 1].strip() if i + 1 < len(lines) else ""))
+            out.append((Path(m.group("file")).as_posix(), m.group("function"), source.strip()))
     return out
 
 
@@ -480,7 +445,7 @@ def _host_site(function: str, source: str, sites: dict[Key, str]) -> Key | None:
     `from parts import Net`), else by the function (create_train_dataset -> data.train.factory)."""
     matches = []
     for site, path in sites.items():
-        module, _, name = path.rpartition(":") if ":" in path else path.rpartition(".")
+        module, name = _split(path)
         called = rf"\b{re.escape(name)}\(|^from {re.escape(module)} import|^import {re.escape(module)}\b"
         if re.search(called, source):
             matches.append(site)
@@ -501,14 +466,9 @@ def _called_key(stderr: str, error: str, loaded: LoadedConfig) -> Key | None:
     A misspelled keyword argument is blamed on that key of its kwargs.
     """
     in_script = _frames(stderr, in_script=True)
-    if not in_script:
-        return None
-    site = _host_site(*in_script[-1], _import_sites(loaded))
-    if site is None:
-        return None
+    site = _host_site(*in_script[-1][1:], _import_sites(loaded)) if in_script else None
     bad = _UNEXPECTED_KWARG.search(error)
-    kwargs = _kwargs_at(loaded, site[:-1])
-    if bad and bad.group(1) in kwargs:
+    if site and bad and bad.group(1) in _kwargs_at(loaded, site[:-1]):
         return (*site[:-1], "kwargs", bad.group(1))
     return site
 
@@ -556,10 +516,11 @@ def _import_sites(loaded: LoadedConfig) -> dict[Key, str]:
     return sites
 
 
-def _at(loaded: LoadedConfig, key: Key, message: str) -> Problem:
+def located(loaded: LoadedConfig, key: Key, message: str) -> Problem:
+    """A Problem at `key` of the config file (at none when key is ())."""
     if key and loaded.loaded_yaml:
         return problem_at(loaded.loaded_yaml, key, message)
-    return Problem("", None, None, message)
+    return Problem(format_path(key), None, None, message)
 
 
 def _merge_variants(problems: list[Problem]) -> list[Problem]:
@@ -568,11 +529,9 @@ def _merge_variants(problems: list[Problem]) -> list[Problem]:
     for problem in problems:
         script, _, rest = problem.message.partition(" ")
         same = (problem.path, problem.line, problem.column, rest)
-        if same in merged:
-            first = merged[same]
-            merged[same] = dataclasses.replace(
+        if first := merged.get(same):
+            problem = dataclasses.replace(
                 first, message=f"{first.message.partition(' ')[0]} and {script} {rest}"
             )
-        else:
-            merged[same] = problem
+        merged[same] = problem
     return list(merged.values())

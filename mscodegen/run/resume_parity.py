@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from mscodegen.run.parity import (
     SAVE_WEIGHTS,
     PythonError,
-    RunResult,
+    Record,
     _error,
     _scripts_on_disk,
     generate_both,
@@ -25,6 +25,7 @@ from mscodegen.run.parity import (
     not_identical,
     run_script,
     step_differences,
+    workspace,
 )
 
 
@@ -50,8 +51,7 @@ def run_resume_parity(
         python = interpreter(python)
     except PythonError as exc:
         return _error(str(exc))
-    root = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="mscodegen-resume-"))
-    try:
+    with workspace(keep, "mscodegen-resume-", "scripts, logs and checkpoints") as root:
         scripts = _resumable_scripts(target, root, overrides)
         if isinstance(scripts, str):
             return _error(scripts)
@@ -67,11 +67,6 @@ def run_resume_parity(
             f"identical: stopped at step {resume_at} and resumed equals the whole run ({steps} steps), both variants"
         )
         return 0
-    finally:
-        if keep is None:
-            shutil.rmtree(root, ignore_errors=True)
-        else:
-            print(f"scripts, logs and checkpoints kept in {root}")
 
 
 def _resumable_scripts(target: Path, root: Path, overrides: Sequence[str]) -> dict[str, Path] | str:
@@ -92,18 +87,6 @@ def _resumable_scripts(target: Path, root: Path, overrides: Sequence[str]) -> di
     return scripts
 
 
-def _run(
-    variant: str, script: Path, workdir: Path, label: str, timeout: float, **kwargs: object
-) -> RunResult | None:
-    print(f"running the {variant} variant ({label})...", flush=True)
-    result = run_script(script, workdir, variant=variant, timeout=timeout, **kwargs)  # type: ignore[arg-type]
-    print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)
-    if result.returncode != 0:
-        print(f"error: the {variant} variant ({label}) failed:\n{result.log_tail}", file=sys.stderr)
-        return None
-    return result
-
-
 def _one_variant(
     variant: str,
     script: Path,
@@ -118,30 +101,26 @@ def _one_variant(
     from mscodegen.run.weights import CheckpointError, compare_checkpoints
 
     shutil.rmtree(root, ignore_errors=True)
-    resumed_output = root / "resumed-output"
+    output = ("--output-dir", str(root / "resumed-output"))
     whole_weights, resumed_weights = root / "whole.ckpt", root / "resumed.ckpt"
-    whole = _run(
-        variant, script, root / "whole", f"whole, {steps} steps", timeout,
-        max_steps=steps, epochs=epochs, extra_args=(SAVE_WEIGHTS, str(whole_weights)), python=python,
-    )  # fmt: skip
-    if whole is None:
-        return None
-    stopped = _run(
-        variant, script, root / "stopped", f"stopped at step {resume_at}", timeout,
-        max_steps=resume_at, epochs=epochs, extra_args=("--output-dir", str(resumed_output)), python=python,
-    )  # fmt: skip
-    if stopped is None:
-        return None
-    resumed = _run(
-        variant, script, root / "resumed", "resumed with --resume latest", timeout,
-        max_steps=steps, epochs=epochs,
-        extra_args=("--output-dir", str(resumed_output), "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights)),
-        python=python,
-    )  # fmt: skip
-    if resumed is None:
-        return None
+    resume = (*output, "--resume", "latest", SAVE_WEIGHTS, str(resumed_weights))
+    runs = {  # workdir: (label, --max-steps, arguments)
+        "whole": (f"whole, {steps} steps", steps, (SAVE_WEIGHTS, str(whole_weights))),
+        "stopped": (f"stopped at step {resume_at}", resume_at, output),
+        "resumed": ("resumed with --resume latest", steps, resume),
+    }
+    run = partial(run_script, script, variant=variant, epochs=epochs, timeout=timeout, python=python)
+    logged: dict[str, list[Record]] = {}
+    for name, (label, max_steps, extra_args) in runs.items():
+        print(f"running the {variant} variant ({label})...", flush=True)
+        result = run(root / name, max_steps=max_steps, extra_args=extra_args)
+        print(f"  {variant} {label}: exit {result.returncode}, {len(result.steps)} steps logged", flush=True)
+        if result.returncode != 0:
+            print(f"error: the {variant} variant ({label}) failed:\n{result.log_tail}", file=sys.stderr)
+            return None
+        logged[name] = result.steps
     labels = ("whole run", "stopped + resumed")
-    problems = step_differences(whole.steps, stopped.steps + resumed.steps, labels)
+    problems = step_differences(logged["whole"], logged["stopped"] + logged["resumed"], labels)
     if not problems:
         try:
             found = compare_checkpoints(whole_weights, resumed_weights, python=python)

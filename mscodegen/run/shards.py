@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 from mscodegen.config.errors import Problem
-from mscodegen.config.load import LoadedConfig, problem_at
+from mscodegen.config.load import LoadedConfig
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.plan.loop import CHECKPOINTS_NAME
-from mscodegen.run.preflight import exception_line
+from mscodegen.run.preflight import exception_line, located
 from mscodegen.schema.data import ImportedData
 
 # Imports the script (argv[1]) as a module and builds rank 0's share of the training data.
@@ -35,6 +35,7 @@ getattr(script, sys.argv[2])(num_shards=int(sys.argv[3]), shard_id=0)
 _REFUSED = re.compile(
     r"^error: data\.train\.factory: (a source without __getitem__ cannot be sharded)$", re.M
 )
+FACTORY = ("data", "train", "factory")
 FIX = (
     "return a random-access source: a class with `__getitem__` and `__len__` given to ds.GeneratorDataset, "
     "or ds.NumpySlicesDataset of arrays"
@@ -56,17 +57,15 @@ def shard_problems(
     from mscodegen.render import render
     from mscodegen.render.checkpoints import render_checkpoints
 
-    cfg = loaded.config
     if not sharded_factory(loaded):
         return []
-    workers = cfg.parallel.workers
+    workers = loaded.config.parallel.workers
     with tempfile.TemporaryDirectory(prefix="mscodegen-shards-") as tmp:
         workdir = Path(tmp)
         script = workdir / SCRIPT_NAMES["native"]
         shared, plans = plans_of(loaded, workdir, ("native",))
         script.write_text(render(plans["native"]), encoding="utf-8")  # run, not read: black is not needed
-        checkpoints = render_checkpoints(shared)
-        if checkpoints is not None:  # the script imports it
+        if (checkpoints := render_checkpoints(shared)) is not None:  # the script imports it
             (workdir / CHECKPOINTS_NAME).write_text(checkpoints, encoding="utf-8")
         function = shared.datasets[0].call.func  # train's: create_train_dataset(num_shards, shard_id)
         cmd = [python, "-c", _PROBE, script.name, function, str(workers)]
@@ -75,25 +74,15 @@ def shard_problems(
                 cmd, cwd=workdir, capture_output=True, text=True, errors="replace", timeout=timeout
             )
         except subprocess.TimeoutExpired:
-            return [_at(loaded, f"building rank 0's share of {workers} took over {timeout:g} s")]
+            return [located(loaded, FACTORY, f"building rank 0's share of {workers} took over {timeout:g} s")]
     if done.returncode == 0:
         return []
-    refused = _REFUSED.search(done.stderr)
-    if refused:
-        return [
-            _at(
-                loaded,
-                f"{refused.group(1)}: under data parallel ({workers} workers) every worker would train on "
-                f"all of its data, so both scripts stop before training; {FIX}",
-            )
-        ]
-    # the one-batch runs passed: what failed is giving the dataset its sampler
-    error = exception_line(done.stderr) or (done.stderr.strip().splitlines() or ["no output"])[-1]
-    return [_at(loaded, f"building rank 0's share of {workers} failed: {error}")]
-
-
-def _at(loaded: LoadedConfig, message: str) -> Problem:
-    key = ("data", "train", "factory")
-    if loaded.loaded_yaml:
-        return problem_at(loaded.loaded_yaml, key, message)
-    return Problem(".".join(key), None, None, message)
+    if refused := _REFUSED.search(done.stderr):
+        message = (
+            f"{refused.group(1)}: under data parallel ({workers} workers) every worker would train on "
+            f"all of its data, so both scripts stop before training; {FIX}"
+        )
+    else:  # the one-batch runs passed: what failed is giving the dataset its sampler
+        error = exception_line(done.stderr) or (done.stderr.strip().splitlines() or ["no output"])[-1]
+        message = f"building rank 0's share of {workers} failed: {error}"
+    return [located(loaded, FACTORY, message)]

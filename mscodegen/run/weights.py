@@ -76,14 +76,8 @@ def compare_checkpoints(
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    proc = subprocess.run(
-        [python, "-m", "mscodegen.run.weights", str(a), str(b), *labels],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+    cmd = [python, "-m", "mscodegen.run.weights", str(a), str(b), *labels]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         raise CheckpointError(f"cannot compare {a} and {b}:\n{tail}")

@@ -27,6 +27,7 @@ launch.sh.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -62,14 +63,12 @@ class _Recorder:
         import json
 
         if self.suffix is None:
-            self.suffix = ""
-            try:  # under msrun (data parallel): one file per rank
+            self.suffix = ""  # under msrun (data parallel): one file per rank
+            with contextlib.suppress(RuntimeError, ValueError):
                 from mindspore.communication import get_group_size, get_rank
 
                 if get_group_size() > 1:
                     self.suffix = f".rank{get_rank()}"
-            except (RuntimeError, ValueError):
-                pass
         self.records += 1
         path = os.path.join(self.directory, f"{name}{self.suffix}.jsonl")
         with open(path, "a", encoding="utf-8") as log:  # parity removes an older run's first
@@ -110,8 +109,6 @@ class _Recorder:
         self.write("loss", record)
 
     def eval_line(self, line: str) -> None:
-        import contextlib
-
         unit, _, rest = line[len("Eval result: ") :].partition(" ")
         number, _, printed = rest.partition(", metrics: ")
         metrics: Any = printed  # compared as printed unless Python can read it
