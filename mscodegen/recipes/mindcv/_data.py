@@ -11,8 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 # mindcv reads these as one folder per class under data_dir/<split>
 IMAGE_FOLDER_DATASETS = ("imagenet", "")

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def network(c: Converter) -> None:

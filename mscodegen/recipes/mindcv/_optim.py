@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mscodegen.catalog.mindcv_names import no_weight_decay
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def optimizer(c: Converter) -> None:

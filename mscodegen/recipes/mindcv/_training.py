@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def train(c: Converter) -> None:
