@@ -4,7 +4,6 @@ is described in `mscodegen.catalog.dataset_ops`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,18 +105,3 @@ def extract() -> dict[str, Any]:
         "enums": dict(sorted(enums.items())),
         "ops": dict(sorted(ops.items())),
     }
-
-
-def dumps(value: object, depth: int = 0) -> str:
-    """JSON with one line per parameter and per enum, so that a refresh diffs readably."""
-    flat = not isinstance(value, (dict, list)) or not value
-    if flat or depth >= 4 or (isinstance(value, list) and not isinstance(value[0], (dict, list))):
-        return json.dumps(value, ensure_ascii=False)
-    pad = " " * (depth + 1)
-    if isinstance(value, dict):
-        items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
-        text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
-    else:
-        assert isinstance(value, list)
-        text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
-    return text + ("\n" if depth == 0 else "")

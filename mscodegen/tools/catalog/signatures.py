@@ -5,6 +5,7 @@ The entry format is `mscodegen.catalog.signatures`'s, which checks a config's ke
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -64,3 +65,18 @@ def parameters(cls: type) -> list[dict[str, Any]]:
         entry["type"] = types.get(p.name)
         params.append(entry)
     return params
+
+
+def dumps(value: object, depth: int = 0) -> str:
+    """JSON with one line per parameter (and per enum), so that a refresh diffs readably."""
+    flat = not isinstance(value, (dict, list)) or not value
+    if flat or depth >= 4 or (isinstance(value, list) and not isinstance(value[0], (dict, list))):
+        return json.dumps(value, ensure_ascii=False)
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
+        text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+    else:
+        assert isinstance(value, list)
+        text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
+    return text + ("\n" if depth == 0 else "")
