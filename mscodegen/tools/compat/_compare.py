@@ -132,13 +132,9 @@ def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[dict[str
     )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        problem = {
-            "values": 0,
-            "differ": 0,
-            "max_ulps": 0,
-            "max_abs": 0.0,
-            "problems": [f"not compared: {tail}"],
-        }
+        problem: dict[str, Any] = dict(
+            values=0, differ=0, max_ulps=0, max_abs=0.0, problems=[f"not compared: {tail}"]
+        )
         return [problem] * len(pairs)
     found: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
     return found
