@@ -83,8 +83,7 @@ def augmentation(c: Converter) -> None:
     if dataset in IMAGE_FOLDER_DATASETS:
         python_ops += _imagenet(c, data)
     else:
-        for key in IMAGENET_KEYS:
-            c.ignored(key, f"mindcv's {dataset} transforms do not use it")
+        c.ignored(IMAGENET_KEYS, f"mindcv's {dataset} transforms do not use it")
         if dataset == "cifar10":
             _cifar10(c, data)
         elif dataset == "mnist":
@@ -241,8 +240,9 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         python_ops.append("RandomErasing")
     else:
         c.mapped("re_prob")
-        for key in ("re_scale", "re_ratio", "re_value", "re_max_attempts"):
-            c.ignored(key, "random erasing is off (re_prob 0)")
+        c.ignored(
+            ("re_scale", "re_ratio", "re_value", "re_max_attempts"), "random erasing is off (re_prob 0)"
+        )
     image.put(c, "train", "image")
     _labels(c, "train")
     if c.int_("aug_splits") > 0:
@@ -357,8 +357,7 @@ def _mixing(c: Converter, train: dict[str, Any], dataset: str) -> list[str]:
         return []
     per_device = c.int_("batch_size")
     if per_device <= 1:
-        for key in keys:
-            c.ignored(key, "mindcv mixes batches of more than one image only")
+        c.ignored(keys, "mindcv mixes batches of more than one image only")
         return []
     classes = c.result.config["network"].get("num_classes")
     reason = None
@@ -371,8 +370,7 @@ def _mixing(c: Converter, train: dict[str, Any], dataset: str) -> list[str]:
     elif not train["drop_remainder"]:
         reason = "mindcv's Mixup fails on an odd last batch: mscodegen needs drop_remainder true with it"
     if reason is not None:
-        for key in keys:
-            c.unconverted(key, reason)
+        c.unconverted(keys, reason)
         return []
     train["batch_transforms"] = [
         {

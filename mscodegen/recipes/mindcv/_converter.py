@@ -158,14 +158,16 @@ class Converter:
     def mapped(self, *keys: str) -> None:
         self.done.update(keys)
 
-    def ignored(self, key: str, reason: str) -> None:
-        self.done.add(key)
-        if self.given(key):
-            self.result.ignored.append(Finding(key, self.raw(key), reason, False))
+    def ignored(self, keys: str | tuple[str, ...], reason: str) -> None:
+        for key in (keys,) if isinstance(keys, str) else keys:
+            self.done.add(key)
+            if self.given(key):
+                self.result.ignored.append(Finding(key, self.raw(key), reason, False))
 
-    def unconverted(self, key: str, reason: str) -> None:
-        self.done.add(key)
-        self.result.not_converted.append(Finding(key, self.raw(key), reason, not self.given(key)))
+    def unconverted(self, keys: str | tuple[str, ...], reason: str) -> None:
+        for key in (keys,) if isinstance(keys, str) else keys:
+            self.done.add(key)
+            self.result.not_converted.append(Finding(key, self.raw(key), reason, not self.given(key)))
 
     def approximated(self, key: str, reason: str) -> None:
         self.done.add(key)

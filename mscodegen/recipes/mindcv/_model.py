@@ -66,8 +66,7 @@ def loss(c: Converter) -> None:
         c.put("loss.kwargs", kwargs)
     else:
         c.unconverted("loss", "mscodegen's losses take class indices; this mindcv loss has no equivalent")
-        for key in ("label_smoothing", "reduction"):
-            c.ignored(key, "belongs to the loss that was not converted")
+        c.ignored(("label_smoothing", "reduction"), "belongs to the loss that was not converted")
         del c.result.config["loss"]
     _aux_factor(c, name)
 

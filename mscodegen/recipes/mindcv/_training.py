@@ -158,8 +158,7 @@ def _auto_loss_scale(c: Converter, level: str) -> None:
             f"loss_scale_type auto: MindSpore's Model at {level} scales no loss",
         )
     c.mapped("loss_scale_type")
-    c.ignored("loss_scale", "loss_scale_type auto does not use it")
-    c.ignored("drop_overflow_update", "loss_scale_type auto does not use it")
+    c.ignored(("loss_scale", "drop_overflow_update"), "loss_scale_type auto does not use it")
 
 
 def grad(c: Converter) -> None:
