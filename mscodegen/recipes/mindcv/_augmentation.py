@@ -35,9 +35,6 @@ MNIST_NORMALIZE = ([0.1307], [0.3081])  # mindcv transforms_mnist
 CIFAR_NORMALIZE = ([0.4914, 0.4822, 0.4465], [0.2023, 0.1994, 0.2010])  # mindcv transforms_cifar
 # Inter's aliases (mindcv accepts every attribute of Inter); the op table lists the canonical names
 INTER_ALIASES = {"LINEAR": "BILINEAR", "CUBIC": "BICUBIC"}
-# create_loader's target_transform: labels cast to int32
-LABEL_PIPELINE = [{"TypeCast": {"data_type": "int32"}}]
-LABEL_NOTE = "create_loader's target_transform"
 IMAGENET_KEYS = (
     "scale",
     "ratio",
@@ -169,10 +166,8 @@ def _cifar10(c: Converter, data: dict[str, Any]) -> None:
 
 
 def _labels(c: Converter, split: str) -> None:
-    label = Pipeline()
-    for entry in LABEL_PIPELINE:
-        ((name, kwargs),) = entry.items()
-        label.add(name, dict(kwargs), LABEL_NOTE)
+    label = Pipeline()  # create_loader's target_transform: labels cast to int32
+    label.add("TypeCast", {"data_type": "int32"}, "create_loader's target_transform")
     label.put(c, split, "label")
 
 
@@ -199,7 +194,10 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
     mean = [round(v, 8) for v in c.numbers("mean")]
     std = [round(v, 8) for v in c.numbers("std")]
     c.mapped("mean", "std")
-    normalize_note = f"{c.src('mean')}, {c.src('std')}: mindcv normalizes 0-255 pixels"
+    normalize = (
+        {"mean": mean, "std": std},
+        f"{c.src('mean')}, {c.src('std')}: mindcv normalizes 0-255 pixels",
+    )
 
     # transforms_imagenet_train: primary (crop, flips), secondary (auto-augment or colour jitter), final
     image = Pipeline()
@@ -222,7 +220,7 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
     else:
         c.mapped("auto_augment")
         _color_jitter(c, image)
-    image.add("Normalize", {"mean": mean, "std": std}, normalize_note)
+    image.add("Normalize", *normalize)
     image.add("HWC2CHW", {})
     if c.float_("re_prob") > 0:
         image.add(
@@ -255,20 +253,14 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         c.mapped("aug_splits")
 
     if "eval" in data:
-        _imagenet_eval(c, size, inter, inter_note, mean, std, normalize_note)
+        _imagenet_eval(c, size, inter, inter_note, normalize)
     else:
         c.ignored("crop_pct", "used for validation only, and val_while_train is false")
     return python_ops
 
 
 def _imagenet_eval(
-    c: Converter,
-    size: int | list[int],
-    inter: str,
-    inter_note: str,
-    mean: list[float],
-    std: list[float],
-    normalize_note: str,
+    c: Converter, size: int | list[int], inter: str, inter_note: str, normalize: tuple[dict[str, Any], str]
 ) -> None:
     """transforms_imagenet_eval: Decode, Resize(scale_size, interpolation),
     CenterCrop(image_resize), Normalize(mean, std), HWC2CHW."""
@@ -282,13 +274,9 @@ def _imagenet_eval(
         how = "floor(image_resize / crop_pct), the shorter side"
     image = Pipeline()
     image.add("Decode", {})
-    image.add(
-        "Resize",
-        {"size": scale_size, "interpolation": inter},
-        how + inter_note,
-    )
+    image.add("Resize", {"size": scale_size, "interpolation": inter}, how + inter_note)
     image.add("CenterCrop", {"size": size}, "image_resize")
-    image.add("Normalize", {"mean": mean, "std": std}, normalize_note)
+    image.add("Normalize", *normalize)
     image.add("HWC2CHW", {})
     image.put(c, "eval", "image")
     _labels(c, "eval")
@@ -372,18 +360,8 @@ def _mixing(c: Converter, train: dict[str, Any], dataset: str) -> list[str]:
     if reason is not None:
         c.unconverted(keys, reason)
         return []
-    train["batch_transforms"] = [
-        {
-            "mindcv.Mixup": {
-                "mixup_alpha": mixup,
-                "cutmix_alpha": cutmix,
-                "prob": c.float_("cutmix_prob"),
-                "switch_prob": 0.5,
-                "label_smoothing": 0.0,
-                "num_classes": classes,
-            }
-        }
-    ]
+    mix = {"mixup_alpha": mixup, "cutmix_alpha": cutmix, "prob": c.float_("cutmix_prob"), "switch_prob": 0.5}
+    train["batch_transforms"] = [{"mindcv.Mixup": {**mix, "label_smoothing": 0.0, "num_classes": classes}}]
     c.comments[("data", "train", "batch_transforms", 0)] = (
         "create_loader: mixup, cutmix, cutmix_prob; smoothing is the loss's label_smoothing"
     )
