@@ -123,10 +123,6 @@ def recorded_losses(script: Path, steps: int, work: Path) -> list[int]:
     return [int(np.float32(row["loss"]).view(np.uint32)) for row in rows]
 
 
-def _set(overrides: list[str]) -> list[str]:
-    return [arg for override in overrides for arg in ("--set", override)]
-
-
 def as_float(bits: int) -> float:
     return float(np.uint32(bits).view(np.float32))
 
@@ -149,15 +145,11 @@ def compare(
         print(f"num_parallel_workers {workers} on both sides, as import-mindcv writes it", flush=True)
         recipe["num_parallel_workers"] = workers
         small.write_text(yaml.safe_dump(recipe, sort_keys=False))
-    threads = [f"runtime.cpu_threads={cpu_threads}"] if cpu_threads else []
-    run(
-        [sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen"), *_set(threads)],
-        work,
-    )
-    scripts = [work / "gen" / "train_model.py", work / "gen" / "train_native.py"]
+    threads = ["--set", f"runtime.cpu_threads={cpu_threads}"] if cpu_threads else []
+    run([sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen"), *threads], work)
     columns = {"mindcv": mindcv_losses(checkout, small, steps, cpu_threads, work)}
-    for script in scripts:
-        columns[script.stem] = recorded_losses(script, steps, work)
+    for variant in ("train_model", "train_native"):
+        columns[variant] = recorded_losses(work / "gen" / f"{variant}.py", steps, work)
     return columns
 
 
@@ -206,13 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     checkout = args.mindcv.resolve()
     if not (checkout / "train.py").is_file() or not (checkout / args.recipe).is_file():
         parser.error(f"{checkout} has no train.py or no {args.recipe}: give a mindcv checkout")
-    options = {"image_resize": args.image_resize, "cpu_threads": args.cpu_threads}
-    if args.work is not None:
-        args.work.mkdir(parents=True, exist_ok=True)
-        columns = compare(checkout, checkout / args.recipe, args.steps, args.work.resolve(), **options)
-    else:
-        with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as work:
-            columns = compare(checkout, checkout / args.recipe, args.steps, Path(work), **options)
+    with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as temp:
+        work = args.work.resolve() if args.work is not None else Path(temp)
+        work.mkdir(parents=True, exist_ok=True)
+        options = {"image_resize": args.image_resize, "cpu_threads": args.cpu_threads}
+        columns = compare(checkout, checkout / args.recipe, args.steps, work, **options)
     return 0 if report(columns, args.steps) else 1
 
 
