@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
+
+import mindspore
+from mindspore import nn
 
 from mscodegen.catalog.losses import REFRESH_COMMAND
 from mscodegen.tools.catalog.signatures import parameters
@@ -10,11 +14,6 @@ from mscodegen.tools.catalog.signatures import parameters
 
 def extract() -> dict[str, Any]:
     """Build the table from the installed MindSpore."""
-    import inspect
-
-    import mindspore
-    from mindspore import nn
-
     losses = {}
     for attr in sorted(dir(nn)):
         obj = getattr(nn, attr)

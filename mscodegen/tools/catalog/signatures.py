@@ -5,6 +5,8 @@ The entry format is `mscodegen.catalog.signatures`'s, which checks a config's ke
 
 from __future__ import annotations
 
+import enum
+import inspect
 import json
 import re
 from typing import Any
@@ -12,8 +14,6 @@ from typing import Any
 
 def literal(value: object) -> tuple[bool, object]:
     """(True, JSON value) when `value` is a JSON literal (tuples become lists), else (False, None)."""
-    import enum
-
     if isinstance(value, enum.Enum):  # IntEnum/str enums are not the literal the user writes
         return False, None
     if value is None or isinstance(value, (bool, int, str)):
@@ -27,8 +27,6 @@ def literal(value: object) -> tuple[bool, object]:
 
 
 def default_repr(value: object) -> str:
-    import enum
-
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, type):
@@ -38,8 +36,6 @@ def default_repr(value: object) -> str:
 
 def doc_types(cls: type) -> dict[str, str]:
     """The `name (type): ...` entries of the Args section of a class docstring."""
-    import inspect
-
     doc = inspect.cleandoc(cls.__doc__ or "")
     args = re.split(r"\n(?=\S)", doc.partition("\nArgs:\n")[2])[0]
     return {m[1]: m[2] for m in re.finditer(r"^    \*{0,2}(\w+) \((.*)\):", args, re.MULTILINE)}
@@ -47,8 +43,6 @@ def doc_types(cls: type) -> dict[str, str]:
 
 def parameters(cls: type) -> list[dict[str, Any]]:
     """Every `__init__` parameter of `cls`: name, required or its default, the docstring's type."""
-    import inspect
-
     types = doc_types(cls)
     params = []
     for p in inspect.signature(cls).parameters.values():
