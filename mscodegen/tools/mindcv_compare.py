@@ -43,11 +43,7 @@ import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-OVERRIDES = {
-    "distribute": False,
-    "batch_size": 8,
-    "num_parallel_workers": 2,
-}
+OVERRIDES = {"distribute": False, "batch_size": 8, "num_parallel_workers": 2}
 MINDCV_RUNNER = '''\
 """Run mindcv's train.py main() with StateMonitor replaced by a per-step loss printer."""
 import sys

@@ -55,9 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"default: {' '.join(names)}",
     )
     p.add_argument(
-        "--dir",
-        type=Path,
-        help=f"environments and runs (default: {default_dir()}, or $MSCODEGEN_COMPAT_DIR)",
+        "--dir", type=Path, help=f"environments and runs (default: {default_dir()}, or $MSCODEGEN_COMPAT_DIR)"
     )
     p.add_argument(
         "--envs",
