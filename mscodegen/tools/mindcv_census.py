@@ -62,10 +62,10 @@ def take(census: Census, name: str, recipe: Path, devices: int, work: Path) -> N
         return
     command = f"mscodegen import-mindcv {name} -o {out.name}"
     out.write_text(conversion.to_yaml(header_lines(recipe, command, devices, conversion)), encoding="utf-8")
-    validation = validate_written(out)
-    if not validation.ok:
+    problems, _ = validate_written(out)
+    if problems:
         census.results["written, not valid"].append(name)
-        census.reasons[name] = "; ".join(f"{p.path}: {p.message}" for p in validation.problems)
+        census.reasons[name] = "; ".join(f"{p.path}: {p.message}" for p in problems)
         return
     inexact = {"not converted": conversion.not_converted, "approximated": conversion.approximated}
     census.not_converted.update({f.key for f in conversion.not_converted})
