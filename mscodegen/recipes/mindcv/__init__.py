@@ -20,9 +20,8 @@ rule cites what it relies on, so that a new mindcv release can be checked rule b
 mindcv itself is never imported (the generator must not import MindSpore).
 
 The package: `_defaults` (config.py's arguments and defaults), `_converter` (reading them typed, the
-state the rules share, and the result), the rules by section (`_system`, `_model`,
-`_data`, `_augmentation`, `_optim`, `_training`), `_emit` (the YAML with comments) and `_check` (the
-validation of the written config).
+state the rules share, the result and its YAML with comments), the rules by section (`_system`, `_model`,
+`_data`, `_augmentation`, `_optim`, `_training`) and `_check` (the validation of the written config).
 """
 
 from __future__ import annotations
