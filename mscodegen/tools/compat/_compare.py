@@ -84,12 +84,9 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
 
 def weight_pairs(keep: Path, reference_keep: Path) -> list[tuple[str, str]]:
     """(this version's, the reference's) final-weights files kept by both runs."""
-    pairs = []
-    for path in sorted(p for p in keep.rglob("*.ckpt") if p.name in WEIGHT_FILES):
-        other = reference_keep / path.relative_to(keep)
-        if other.is_file():
-            pairs.append((str(path), str(other)))
-    return pairs
+    ours = sorted(p for p in keep.rglob("*.ckpt") if p.name in WEIGHT_FILES)
+    pairs = [(path, reference_keep / path.relative_to(keep)) for path in ours]
+    return [(str(path), str(other)) for path, other in pairs if other.is_file()]
 
 
 @dataclass(frozen=True)
