@@ -221,6 +221,7 @@ def _decay(c: Converter, scheduler: str) -> None:
         schedule = {"kind": "exponential", "gamma": rate}
     elif scheduler == "polynomial_decay" and rate > 0:
         schedule = {"kind": "polynomial", "power": rate, "end_lr": 0.0}
+        c.comments[("lr_schedule", "end_lr")] = "mindcv's polynomial decay ends at 0"
     else:
         c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler}")
         needs = "0 < decay_rate < 1" if scheduler == "exponential_decay" else "decay_rate > 0"
@@ -229,12 +230,9 @@ def _decay(c: Converter, scheduler: str) -> None:
         return
     if c.bool_("lr_epoch_stair"):
         schedule["epoch_stair"] = True
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.put("lr_schedule", schedule, f"scheduler {scheduler}")
     c.comments[("lr_schedule", "gamma" if "gamma" in schedule else "power")] = "decay_rate"
-    if "end_lr" in schedule:
-        c.comments[("lr_schedule", "end_lr")] = "mindcv's polynomial decay ends at 0"
-    if "epoch_stair" in schedule:
-        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.mapped("scheduler", "decay_rate")
 
 
@@ -276,18 +274,16 @@ def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: 
     if warmup > 0:
         schedule["warmup_epochs"] = warmup
         schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
+        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
     schedule["min_lr"] = c.float_("min_lr")
     schedule.update(_cosine_length(c, main_epochs))
     if stair:
         schedule["epoch_stair"] = True
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor", "lr_epoch_stair")
     c.ignored(("decay_rate", "multi_step_decay_milestones"), f"not used by scheduler {scheduler}")
     default = "" if c.given("scheduler") else " (mindcv default)"
     c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
-    if warmup > 0:
-        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
-    if stair:
-        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
 
 
 def _cosine_length(c: Converter, main_epochs: int) -> dict[str, Any]:
