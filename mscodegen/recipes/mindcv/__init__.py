@@ -3,7 +3,7 @@
 mindcv's `train.py` reads a recipe such as `configs/resnet/resnet_18_ascend.yaml` as defaults for the
 arguments of its `config.py`; every argument the recipe leaves out keeps its `config.py` default. This
 package reads the recipe the same way (the defaults of mindcv 0.3.0, the version mscodegen's scripts
-import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema, section by section (each rule
+import, are in `_defaults.DEFAULTS`) and maps each argument onto mscodegen's schema, section by section (each rule
 module's docstring lists the arguments it maps; docs/from-mindcv.md is the user's account).
 
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
@@ -34,20 +34,10 @@ import yaml
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.reader import read_config_bytes
 from mscodegen.recipes.mindcv import _augmentation, _data, _model, _optim, _system, _training
-from mscodegen.recipes.mindcv._converter import Conversion, Converter, Finding, RecipeError
-from mscodegen.recipes.mindcv._defaults import DEFAULTS, LEGACY_KEYS, MINDCV_VERSION
+from mscodegen.recipes.mindcv._converter import Conversion, Converter, RecipeError
+from mscodegen.recipes.mindcv._defaults import MINDCV_VERSION
 
-__all__ = [
-    "DEFAULTS",
-    "LEGACY_KEYS",
-    "MINDCV_VERSION",
-    "Conversion",
-    "Finding",
-    "RecipeError",
-    "convert",
-    "header_lines",
-    "read_recipe",
-]
+__all__ = ["MINDCV_VERSION", "Conversion", "RecipeError", "convert", "header_lines", "read_recipe"]
 
 
 def read_recipe(path: Path) -> dict[str, Any]:
