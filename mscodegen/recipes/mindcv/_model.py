@@ -17,15 +17,10 @@ def network(c: Converter) -> None:
     c.put("network.name", c.str_("model"), c.source("model", "network.name"))
     c.mapped("model")
     c.put("network.num_classes", None)  # keeps its place; set (or dropped) once the data is known
-    kwargs: dict[str, Any] = {}
-    if c.int_("in_channels") != 3:
-        kwargs["in_channels"] = c.int_("in_channels")
-    c.mapped("in_channels")
-    for key in ("drop_rate", "drop_path_rate"):  # create_model drops None-valued kwargs
-        value = c.opt_float(key)
-        if value is not None:
-            kwargs[key] = value
-        c.mapped(key)
+    kwargs: dict[str, Any] = {"in_channels": c.int_("in_channels")} if c.int_("in_channels") != 3 else {}
+    drops = {key: c.opt_float(key) for key in ("drop_rate", "drop_path_rate")}
+    kwargs.update({k: v for k, v in drops.items() if v is not None})  # create_model drops None-valued kwargs
+    c.mapped("in_channels", "drop_rate", "drop_path_rate")
     if c.bool_("pretrained"):
         c.unconverted("pretrained", "mscodegen never downloads weights: the network starts from scratch")
     else:
