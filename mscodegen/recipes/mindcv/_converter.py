@@ -79,9 +79,7 @@ class Converter:
         self.out_dir = out_dir
         self.done: set[str] = set()
         self.comments: dict[KeyPath, str] = {}
-        self.result = Conversion({}, self.comments)
-        for section in SECTIONS:
-            self.result.config[section] = {}
+        self.result = Conversion({section: {} for section in SECTIONS}, self.comments)
 
     def given(self, key: str) -> bool:
         return key in self.recipe

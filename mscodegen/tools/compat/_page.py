@@ -72,14 +72,11 @@ def api_lines(apis: dict[str, dict[str, str]]) -> list[str]:
 def summary(results: Results, cells: list[Cell], apis: dict[str, dict[str, str]]) -> str:
     """What the command prints at the end."""
     found = api_lines(apis)
+    check = (
+        "API check:\n" + "\n".join(found) if found else "API check: every name and keyword in every version"
+    )
     return (
-        f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n"
-        + (
-            "API check:\n" + "\n".join(found)
-            if found
-            else "API check: every name and keyword in every version"
-        )
-        + "\n\n"
+        f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n{check}\n\n"
         f"wall time {_minutes(_wall(results))} on {results['machine']['cores']} cores, load {load_line(results)}"
     )
 
