@@ -154,10 +154,8 @@ def report(columns: dict[str, list[int]], steps: int) -> bool:
     names = list(columns)
     print("step  " + "  ".join(f"{name:>24}" for name in names))
     for step in range(steps):
-        cells = []
-        for name in names:
-            bits = columns[name][step] if step < len(columns[name]) else None
-            cells.append("-" if bits is None else f"{as_float(bits):.9g} ({bits:08x})")
+        bits = [losses[step] if step < len(losses) else None for losses in columns.values()]
+        cells = ["-" if b is None else f"{as_float(b):.9g} ({b:08x})" for b in bits]
         print(f"{step + 1:>4}  " + "  ".join(f"{cell:>24}" for cell in cells))
     for name in names[1:]:
         losses, reference = columns[name], columns["mindcv"]

@@ -250,12 +250,11 @@ def pages() -> dict[str, str]:
         rows: list[Row] = []
         for key in keys:
             rows += page.field_rows(key, fields[key], lambda _: True, "")
-        out[stem] = "\n\n".join([_intro(title, keys), _table(rows), *page.blocks]) + "\n"
-        for key in keys:
             nested = _models(fields[key].annotation)
             meaning = fields[key].description or (_doc(nested[0]) if len(nested) == 1 else "")
             meaning = meaning or _kinds_phrase(nested).replace("one of the kinds below", "One of the kinds")
             index_rows.append(_row(key, f"[section]({stem}.md)", _default(fields[key]), meaning))
+        out[stem] = "\n\n".join([_intro(title, keys), _table(rows), *page.blocks]) + "\n"
     index = (
         "# Configuration reference\n\n"
         "Every key a config may hold, generated from the schema (`mscodegen schema` prints the same as JSON "
