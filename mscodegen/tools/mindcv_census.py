@@ -123,13 +123,9 @@ def report(census: Census, folder: Path, devices: int) -> str:
 
 def _commit(folder: Path) -> str | None:
     """The mindcv commit, when the folder is in a git checkout."""
+    command = ["git", "-C", str(folder), "rev-parse", "--short=12", "HEAD"]
     try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
     except OSError:
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None

@@ -119,13 +119,9 @@ def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[dict[str
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    command = [str(python), "-m", "mscodegen.tools.compat._weights"]
     proc = subprocess.run(
-        [str(python), "-m", "mscodegen.tools.compat._weights"],
-        input=json.dumps(pairs),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+        command, input=json.dumps(pairs), capture_output=True, text=True, env=env, check=False
     )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
