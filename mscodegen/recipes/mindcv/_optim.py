@@ -96,19 +96,18 @@ def _decay_filter(c: Converter) -> None:
     wd_filter = c.str_("weight_decay_filter")
     if wd_filter == "norm_and_bias" and decays:
         _norm_and_bias(c, "weight_decay_filter norm_and_bias")
-        c.mapped("weight_decay_filter")
     elif wd_filter in ("auto", "norm_and_bias") or not decays:
         # auto: weight_decay goes to the optimizer, whose default filter skips norm gamma/beta
         c.put("optimizer.decay_filter", "mindspore_default", c.source("weight_decay_filter", "decay_filter"))
-        c.mapped("weight_decay_filter")
     elif wd_filter == "disable":
         # mindcv's init_group_params: one parameter group {"params": all, "weight_decay": wd}, so every
         # parameter is decayed; decay_filter every_parameter writes the same group
         c.put("optimizer.decay_filter", "every_parameter", c.source("weight_decay_filter", "decay_filter"))
-        c.mapped("weight_decay_filter")
     else:
         c.put("optimizer.decay_filter", "mindspore_default")
         c.unconverted("weight_decay_filter", "mindcv knows disable, auto and norm_and_bias")
+        return
+    c.mapped("weight_decay_filter")
 
 
 def _norm_and_bias(c: Converter, source: str) -> None:
