@@ -62,13 +62,11 @@ def read_recipe(path: Path) -> dict[str, Any]:
 
 
 def convert(recipe: dict[str, Any], *, devices: int = 1, out_dir: Path | None = None) -> Conversion:
-    """Map `recipe` (config.py arguments) onto a mscodegen config for `devices` devices.
+    """Map `recipe` (config.py arguments) onto a mscodegen config for `devices` (>= 1, callers check) devices.
 
     `out_dir` is where the config will be written: relative `data_dir`s (relative to the directory
     mindcv runs in, taken to be the current one) are rewritten relative to it.
     """
-    if devices < 1:
-        raise ValueError("devices must be at least 1")
     c = Converter(recipe, devices, out_dir or Path.cwd())
     # the rules, section by section in mscodegen's order
     _system.runtime(c)
