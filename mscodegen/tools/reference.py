@@ -145,9 +145,7 @@ class _Page:
         nested = _models(field.annotation)
         description = field.description or (_doc(nested[0]) if len(nested) == 1 else "")
         type_name = _type_name(field.annotation)
-        if len(nested) == 1 and type_name.replace(" \\| null", "") == "section":
-            type_name = "section"
-        elif len(nested) == 1:  # a section or something else: say both (shuffle, transforms)
+        if len(nested) == 1:  # "section", or a section or something else: say both (shuffle, transforms)
             type_name = type_name.replace(" \\| null", "")
         elif nested:
             type_name = type_name.replace(" \\| ".join(["section"] * len(nested)), _kinds_phrase(nested))
