@@ -90,14 +90,10 @@ def augmentation(c: Converter) -> None:
     if dataset in (*IMAGE_FOLDER_DATASETS, "mnist", "cifar10"):
         c.mapped("image_resize")
     python_ops += _mixing(c, data["train"], dataset)
-    policy = c.opt_str("auto_augment") if mindcv_augment.NAME in python_ops else None
-    if (
-        policy
-        and pipeline.MINDCV_MIXUP in python_ops
-        and mindcv_augment.function(policy) in mindcv_augment.NUMPY_GLOBAL
-    ):
+    function = mindcv_augment.function(c.str_("auto_augment")) if mindcv_augment.NAME in python_ops else None
+    if function in mindcv_augment.NUMPY_GLOBAL and pipeline.MINDCV_MIXUP in python_ops:
         c.result.notes.append(
-            f"{mindcv_augment.function(policy)} and Mixup both draw from numpy's global generator: mindcv's "
+            f"{function} and Mixup both draw from numpy's global generator: mindcv's "
             "train.py runs them in two threads, which take turns at it in an order that changes from run to "
             "run; the scripts run the image ops in a process of their own (reproducible, not mindcv's order)"
         )
