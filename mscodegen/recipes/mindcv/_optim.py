@@ -249,13 +249,8 @@ def _one_cycle(c: Converter, warmup: int, stair: bool) -> None:
         raise RecipeError(
             f"scheduler one_cycle with min_lr {min_lr}: mindcv's create_scheduler divides by it"
         )
-    schedule = {
-        "kind": "one_cycle",
-        "pct_start": 0.3,
-        "anneal": "cos",
-        "div_factor": 25.0,
-        "final_div_factor": c.float_("lr") / 25.0 / min_lr,
-    }
+    schedule: dict[str, Any] = {"kind": "one_cycle", "pct_start": 0.3, "anneal": "cos", "div_factor": 25.0}
+    schedule["final_div_factor"] = c.float_("lr") / 25.0 / min_lr
     c.put("lr_schedule", schedule, "scheduler one_cycle: mindcv's one_cycle_lr with its defaults")
     c.comments[("lr_schedule", "final_div_factor")] = "(lr / div_factor) / min_lr"
     c.mapped("scheduler", "min_lr", "warmup_epochs", "lr_epoch_stair")
