@@ -43,15 +43,11 @@ class Census:
     reasons: dict[str, str] = field(default_factory=dict)  # refused / invalid recipe -> why
     keys: dict[str, list[str]] = field(default_factory=dict)  # recipe -> its inexact arguments, for --each
 
-    @property
-    def total(self) -> int:
-        return sum(len(names) for names in self.results.values())
 
-
-def recipes_under(folder: Path) -> list[Path]:
-    """The recipes of a mindcv checkout (its configs/) or of a folder of recipes, sorted."""
+def recipes_under(folder: Path) -> tuple[Path, list[Path]]:
+    """The folder of recipes (a mindcv checkout's configs/, or `folder`) and its recipes, sorted."""
     root = folder / "configs" if (folder / "configs").is_dir() else folder
-    return sorted(root.rglob("*.yaml"))
+    return root, sorted(root.rglob("*.yaml"))
 
 
 def take(census: Census, name: str, recipe: Path, devices: int, work: Path) -> None:
@@ -66,30 +62,23 @@ def take(census: Census, name: str, recipe: Path, devices: int, work: Path) -> N
         return
     command = f"mscodegen import-mindcv {name} -o {out.name}"
     out.write_text(conversion.to_yaml(header_lines(recipe, command, devices, conversion)), encoding="utf-8")
-    validation = validate_written(out)
-    if not validation.ok:
+    problems, _ = validate_written(out)
+    if problems:
         census.results["written, not valid"].append(name)
-        census.reasons[name] = "; ".join(f"{p.path}: {p.message}" for p in validation.problems)
+        census.reasons[name] = "; ".join(f"{p.path}: {p.message}" for p in problems)
         return
+    inexact = {"not converted": conversion.not_converted, "approximated": conversion.approximated}
     census.not_converted.update({f.key for f in conversion.not_converted})
     census.approximated.update({f.key for f in conversion.approximated})
-    census.keys[name] = [f"{f.key} (not converted)" for f in conversion.not_converted]
-    census.keys[name] += [f"{f.key} (approximated)" for f in conversion.approximated]
-    result = (
-        "not converted"
-        if conversion.not_converted
-        else "approximated"
-        if conversion.approximated
-        else "exact"
-    )
-    census.results[result].append(name)
+    census.keys[name] = [f"{f.key} ({result})" for result, found in inexact.items() for f in found]
+    census.results[next((result for result, found in inexact.items() if found), "exact")].append(name)
 
 
 def take_all(folder: Path, devices: int = 1) -> Census:
     census = Census()
-    root = folder / "configs" if (folder / "configs").is_dir() else folder
+    root, recipes = recipes_under(folder)
     with tempfile.TemporaryDirectory(prefix="mindcv-census-") as work:
-        for recipe in recipes_under(folder):
+        for recipe in recipes:
             take(census, recipe.relative_to(root).as_posix(), recipe, devices, Path(work))
     return census
 
@@ -107,7 +96,7 @@ def each(census: Census) -> str:
 def report(census: Census, folder: Path, devices: int) -> str:
     commit = _commit(folder)
     lines = [
-        f"{census.total} mindcv recipes under {folder}"
+        f"{sum(map(len, census.results.values()))} mindcv recipes under {folder}"
         + (f" (commit {commit})" if commit else "")
         + f", converted with mindcv {MINDCV_VERSION}'s config.py defaults, --devices {devices} "
         "for the recipes with distribute: true.",
@@ -134,13 +123,9 @@ def report(census: Census, folder: Path, devices: int) -> str:
 
 def _commit(folder: Path) -> str | None:
     """The mindcv commit, when the folder is in a git checkout."""
+    command = ["git", "-C", str(folder), "rev-parse", "--short=12", "HEAD"]
     try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
     except OSError:
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
@@ -163,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--each", action="store_true", help="then a table of every recipe's result")
     args = parser.parse_args(argv)
-    if not args.folder.is_dir() or not recipes_under(args.folder):
+    if not args.folder.is_dir() or not recipes_under(args.folder)[1]:
         print(f"error: no *.yaml recipes under {args.folder}", file=sys.stderr)
         return 2
     if args.devices < 1:

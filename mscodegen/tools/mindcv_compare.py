@@ -43,11 +43,7 @@ import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-OVERRIDES = {
-    "distribute": False,
-    "batch_size": 8,
-    "num_parallel_workers": 2,
-}
+OVERRIDES = {"distribute": False, "batch_size": 8, "num_parallel_workers": 2}
 MINDCV_RUNNER = '''\
 """Run mindcv's train.py main() with StateMonitor replaced by a per-step loss printer."""
 import sys
@@ -123,10 +119,6 @@ def recorded_losses(script: Path, steps: int, work: Path) -> list[int]:
     return [int(np.float32(row["loss"]).view(np.uint32)) for row in rows]
 
 
-def _set(overrides: list[str]) -> list[str]:
-    return [arg for override in overrides for arg in ("--set", override)]
-
-
 def as_float(bits: int) -> float:
     return float(np.uint32(bits).view(np.float32))
 
@@ -149,15 +141,11 @@ def compare(
         print(f"num_parallel_workers {workers} on both sides, as import-mindcv writes it", flush=True)
         recipe["num_parallel_workers"] = workers
         small.write_text(yaml.safe_dump(recipe, sort_keys=False))
-    threads = [f"runtime.cpu_threads={cpu_threads}"] if cpu_threads else []
-    run(
-        [sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen"), *_set(threads)],
-        work,
-    )
-    scripts = [work / "gen" / "train_model.py", work / "gen" / "train_native.py"]
+    threads = ["--set", f"runtime.cpu_threads={cpu_threads}"] if cpu_threads else []
+    run([sys.executable, "-m", "mscodegen", "new", str(config), "--out", str(work / "gen"), *threads], work)
     columns = {"mindcv": mindcv_losses(checkout, small, steps, cpu_threads, work)}
-    for script in scripts:
-        columns[script.stem] = recorded_losses(script, steps, work)
+    for variant in ("train_model", "train_native"):
+        columns[variant] = recorded_losses(work / "gen" / f"{variant}.py", steps, work)
     return columns
 
 
@@ -166,10 +154,8 @@ def report(columns: dict[str, list[int]], steps: int) -> bool:
     names = list(columns)
     print("step  " + "  ".join(f"{name:>24}" for name in names))
     for step in range(steps):
-        cells = []
-        for name in names:
-            bits = columns[name][step] if step < len(columns[name]) else None
-            cells.append("-" if bits is None else f"{as_float(bits):.9g} ({bits:08x})")
+        bits = [losses[step] if step < len(losses) else None for losses in columns.values()]
+        cells = ["-" if b is None else f"{as_float(b):.9g} ({b:08x})" for b in bits]
         print(f"{step + 1:>4}  " + "  ".join(f"{cell:>24}" for cell in cells))
     for name in names[1:]:
         losses, reference = columns[name], columns["mindcv"]
@@ -206,13 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     checkout = args.mindcv.resolve()
     if not (checkout / "train.py").is_file() or not (checkout / args.recipe).is_file():
         parser.error(f"{checkout} has no train.py or no {args.recipe}: give a mindcv checkout")
-    options = {"image_resize": args.image_resize, "cpu_threads": args.cpu_threads}
-    if args.work is not None:
-        args.work.mkdir(parents=True, exist_ok=True)
-        columns = compare(checkout, checkout / args.recipe, args.steps, args.work.resolve(), **options)
-    else:
-        with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as work:
-            columns = compare(checkout, checkout / args.recipe, args.steps, Path(work), **options)
+    with tempfile.TemporaryDirectory(prefix="mindcv-compare-") as temp:
+        work = args.work.resolve() if args.work is not None else Path(temp)
+        work.mkdir(parents=True, exist_ok=True)
+        options = {"image_resize": args.image_resize, "cpu_threads": args.cpu_threads}
+        columns = compare(checkout, checkout / args.recipe, args.steps, work, **options)
     return 0 if report(columns, args.steps) else 1
 
 

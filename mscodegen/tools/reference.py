@@ -145,9 +145,7 @@ class _Page:
         nested = _models(field.annotation)
         description = field.description or (_doc(nested[0]) if len(nested) == 1 else "")
         type_name = _type_name(field.annotation)
-        if len(nested) == 1 and type_name.replace(" \\| null", "") == "section":
-            type_name = "section"
-        elif len(nested) == 1:  # a section or something else: say both (shuffle, transforms)
+        if len(nested) == 1:  # "section", or a section or something else: say both (shuffle, transforms)
             type_name = type_name.replace(" \\| null", "")
         elif nested:
             type_name = type_name.replace(" \\| ".join(["section"] * len(nested)), _kinds_phrase(nested))
@@ -250,12 +248,11 @@ def pages() -> dict[str, str]:
         rows: list[Row] = []
         for key in keys:
             rows += page.field_rows(key, fields[key], lambda _: True, "")
-        out[stem] = "\n\n".join([_intro(title, keys), _table(rows), *page.blocks]) + "\n"
-        for key in keys:
             nested = _models(fields[key].annotation)
             meaning = fields[key].description or (_doc(nested[0]) if len(nested) == 1 else "")
             meaning = meaning or _kinds_phrase(nested).replace("one of the kinds below", "One of the kinds")
             index_rows.append(_row(key, f"[section]({stem}.md)", _default(fields[key]), meaning))
+        out[stem] = "\n\n".join([_intro(title, keys), _table(rows), *page.blocks]) + "\n"
     index = (
         "# Configuration reference\n\n"
         "Every key a config may hold, generated from the schema (`mscodegen schema` prints the same as JSON "

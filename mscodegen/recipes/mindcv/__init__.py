@@ -3,26 +3,8 @@
 mindcv's `train.py` reads a recipe such as `configs/resnet/resnet_18_ascend.yaml` as defaults for the
 arguments of its `config.py`; every argument the recipe leaves out keeps its `config.py` default. This
 package reads the recipe the same way (the defaults of mindcv 0.3.0, the version mscodegen's scripts
-import, are in `DEFAULTS`) and maps each argument onto mscodegen's schema:
-
-- system: `mode` -> runtime.mode, `seed` -> runtime.seed, `distribute` + `--devices N` -> parallel,
-  `log_interval` -> train.log_every_steps;
-- data: `dataset` imagenet/'' (one folder per class under `data_dir/train_split`) -> data.train
-  image_folder, mnist/cifar10 -> those kinds; `batch_size` (per device) x devices -> the global
-  data.train.batch_size; `aug_repeats` -> data.train.aug_repeats (mindcv's RepeatAugSampler);
-  `val_while_train` -> data.eval + eval;
-- augmentation: mindcv's train/eval transforms (crop, flips, colour jitter, auto-augment, random erasing,
-  `crop_pct`) -> data.*.transforms pipelines, mixup/cutmix -> data.train.batch_transforms (mindcv.Mixup);
-- model: `model`, `num_classes`, `in_channels`, `drop_rate`, `drop_path_rate` -> network (kind mindcv);
-- training: `epoch_size`, `dataset_sink_mode`, checkpoints -> train, callbacks.checkpoint;
-- `loss`/`label_smoothing`/`reduction` -> loss (CE is nn.CrossEntropyLoss, which mindcv's CE calls),
-  `aux_factor` -> network.aux_factor;
-- `opt` and its arguments -> optimizer; `scheduler` and its arguments -> lr_schedule (mindcv's
-  warm-up, cosine (its decay_epochs and restarts too), step, multi-step, exponential, polynomial and
-  one-cycle schedules, per step or per epoch (lr_epoch_stair), are the formulas mscodegen writes);
-- `amp_level`, `loss_scale_type`/`loss_scale`/`drop_overflow_update`, `clip_grad`/`clip_value`,
-  `gradient_accumulation_steps` -> amp, loss_scale, grad; `ema`/`ema_decay` -> ema (mindcv's
-  warm-up, no update on a step skipped on overflow).
+import, are in `_defaults.DEFAULTS`) and maps each argument onto mscodegen's schema, section by section (each rule
+module's docstring lists the arguments it maps; docs/from-mindcv.md is the user's account).
 
 Every argument ends in one of four states: mapped (including values that equal what mscodegen does
 anyway, e.g. `hflip: 0.0`), ignored (mindcv itself does not use it with the other values, e.g.
@@ -37,10 +19,9 @@ actually uses, what `create_scheduler` and `create_optimizer` compute), not a re
 rule cites what it relies on, so that a new mindcv release can be checked rule by rule.
 mindcv itself is never imported (the generator must not import MindSpore).
 
-The package: `_defaults` (config.py's arguments and defaults), `_arguments` (reading them typed),
-`_converter` (the state the rules share, and the result), the rules by section (`_system`, `_model`,
-`_data`, `_augmentation`, `_optim`, `_training`), `_emit` (the YAML with comments) and `_check` (the
-validation of the written config).
+The package: `_defaults` (config.py's arguments and defaults), `_converter` (reading them typed, the
+state the rules share, the result and its YAML with comments), the rules by section (`_system`, `_model`,
+`_data`, `_augmentation`, `_optim`, `_training`) and `_check` (the validation of the written config).
 """
 
 from __future__ import annotations
@@ -53,21 +34,10 @@ import yaml
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.reader import read_config_bytes
 from mscodegen.recipes.mindcv import _augmentation, _data, _model, _optim, _system, _training
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Conversion, Converter, Finding
-from mscodegen.recipes.mindcv._defaults import DEFAULTS, LEGACY_KEYS, MINDCV_VERSION
+from mscodegen.recipes.mindcv._converter import Conversion, Converter, RecipeError
+from mscodegen.recipes.mindcv._defaults import MINDCV_VERSION
 
-__all__ = [
-    "DEFAULTS",
-    "LEGACY_KEYS",
-    "MINDCV_VERSION",
-    "Conversion",
-    "Finding",
-    "RecipeError",
-    "convert",
-    "header_lines",
-    "read_recipe",
-]
+__all__ = ["MINDCV_VERSION", "Conversion", "RecipeError", "convert", "header_lines", "read_recipe"]
 
 
 def read_recipe(path: Path) -> dict[str, Any]:
@@ -92,13 +62,11 @@ def read_recipe(path: Path) -> dict[str, Any]:
 
 
 def convert(recipe: dict[str, Any], *, devices: int = 1, out_dir: Path | None = None) -> Conversion:
-    """Map `recipe` (config.py arguments) onto a mscodegen config for `devices` devices.
+    """Map `recipe` (config.py arguments) onto a mscodegen config for `devices` (>= 1, callers check) devices.
 
     `out_dir` is where the config will be written: relative `data_dir`s (relative to the directory
     mindcv runs in, taken to be the current one) are rewritten relative to it.
     """
-    if devices < 1:
-        raise ValueError("devices must be at least 1")
     c = Converter(recipe, devices, out_dir or Path.cwd())
     # the rules, section by section in mscodegen's order
     _system.runtime(c)

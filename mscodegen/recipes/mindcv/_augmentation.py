@@ -35,9 +35,6 @@ MNIST_NORMALIZE = ([0.1307], [0.3081])  # mindcv transforms_mnist
 CIFAR_NORMALIZE = ([0.4914, 0.4822, 0.4465], [0.2023, 0.1994, 0.2010])  # mindcv transforms_cifar
 # Inter's aliases (mindcv accepts every attribute of Inter); the op table lists the canonical names
 INTER_ALIASES = {"LINEAR": "BILINEAR", "CUBIC": "BICUBIC"}
-# create_loader's target_transform: labels cast to int32
-LABEL_PIPELINE = [{"TypeCast": {"data_type": "int32"}}]
-LABEL_NOTE = "create_loader's target_transform"
 IMAGENET_KEYS = (
     "scale",
     "ratio",
@@ -83,8 +80,7 @@ def augmentation(c: Converter) -> None:
     if dataset in IMAGE_FOLDER_DATASETS:
         python_ops += _imagenet(c, data)
     else:
-        for key in IMAGENET_KEYS:
-            c.ignored(key, f"mindcv's {dataset} transforms do not use it")
+        c.ignored(IMAGENET_KEYS, f"mindcv's {dataset} transforms do not use it")
         if dataset == "cifar10":
             _cifar10(c, data)
         elif dataset == "mnist":
@@ -94,14 +90,10 @@ def augmentation(c: Converter) -> None:
     if dataset in (*IMAGE_FOLDER_DATASETS, "mnist", "cifar10"):
         c.mapped("image_resize")
     python_ops += _mixing(c, data["train"], dataset)
-    policy = c.opt_str("auto_augment") if mindcv_augment.NAME in python_ops else None
-    if (
-        policy
-        and pipeline.MINDCV_MIXUP in python_ops
-        and mindcv_augment.function(policy) in mindcv_augment.NUMPY_GLOBAL
-    ):
+    function = mindcv_augment.function(c.str_("auto_augment")) if mindcv_augment.NAME in python_ops else None
+    if function in mindcv_augment.NUMPY_GLOBAL and pipeline.MINDCV_MIXUP in python_ops:
         c.result.notes.append(
-            f"{mindcv_augment.function(policy)} and Mixup both draw from numpy's global generator: mindcv's "
+            f"{function} and Mixup both draw from numpy's global generator: mindcv's "
             "train.py runs them in two threads, which take turns at it in an order that changes from run to "
             "run; the scripts run the image ops in a process of their own (reproducible, not mindcv's order)"
         )
@@ -170,10 +162,8 @@ def _cifar10(c: Converter, data: dict[str, Any]) -> None:
 
 
 def _labels(c: Converter, split: str) -> None:
-    label = Pipeline()
-    for entry in LABEL_PIPELINE:
-        ((name, kwargs),) = entry.items()
-        label.add(name, dict(kwargs), LABEL_NOTE)
+    label = Pipeline()  # create_loader's target_transform: labels cast to int32
+    label.add("TypeCast", {"data_type": "int32"}, "create_loader's target_transform")
     label.put(c, split, "label")
 
 
@@ -200,7 +190,10 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
     mean = [round(v, 8) for v in c.numbers("mean")]
     std = [round(v, 8) for v in c.numbers("std")]
     c.mapped("mean", "std")
-    normalize_note = f"{c.src('mean')}, {c.src('std')}: mindcv normalizes 0-255 pixels"
+    normalize = (
+        {"mean": mean, "std": std},
+        f"{c.src('mean')}, {c.src('std')}: mindcv normalizes 0-255 pixels",
+    )
 
     # transforms_imagenet_train: primary (crop, flips), secondary (auto-augment or colour jitter), final
     image = Pipeline()
@@ -223,7 +216,7 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
     else:
         c.mapped("auto_augment")
         _color_jitter(c, image)
-    image.add("Normalize", {"mean": mean, "std": std}, normalize_note)
+    image.add("Normalize", *normalize)
     image.add("HWC2CHW", {})
     if c.float_("re_prob") > 0:
         image.add(
@@ -241,8 +234,9 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         python_ops.append("RandomErasing")
     else:
         c.mapped("re_prob")
-        for key in ("re_scale", "re_ratio", "re_value", "re_max_attempts"):
-            c.ignored(key, "random erasing is off (re_prob 0)")
+        c.ignored(
+            ("re_scale", "re_ratio", "re_value", "re_max_attempts"), "random erasing is off (re_prob 0)"
+        )
     image.put(c, "train", "image")
     _labels(c, "train")
     if c.int_("aug_splits") > 0:
@@ -255,20 +249,14 @@ def _imagenet(c: Converter, data: dict[str, Any]) -> list[str]:
         c.mapped("aug_splits")
 
     if "eval" in data:
-        _imagenet_eval(c, size, inter, inter_note, mean, std, normalize_note)
+        _imagenet_eval(c, size, inter, inter_note, normalize)
     else:
         c.ignored("crop_pct", "used for validation only, and val_while_train is false")
     return python_ops
 
 
 def _imagenet_eval(
-    c: Converter,
-    size: int | list[int],
-    inter: str,
-    inter_note: str,
-    mean: list[float],
-    std: list[float],
-    normalize_note: str,
+    c: Converter, size: int | list[int], inter: str, inter_note: str, normalize: tuple[dict[str, Any], str]
 ) -> None:
     """transforms_imagenet_eval: Decode, Resize(scale_size, interpolation),
     CenterCrop(image_resize), Normalize(mean, std), HWC2CHW."""
@@ -282,13 +270,9 @@ def _imagenet_eval(
         how = "floor(image_resize / crop_pct), the shorter side"
     image = Pipeline()
     image.add("Decode", {})
-    image.add(
-        "Resize",
-        {"size": scale_size, "interpolation": inter},
-        how + inter_note,
-    )
+    image.add("Resize", {"size": scale_size, "interpolation": inter}, how + inter_note)
     image.add("CenterCrop", {"size": size}, "image_resize")
-    image.add("Normalize", {"mean": mean, "std": std}, normalize_note)
+    image.add("Normalize", *normalize)
     image.add("HWC2CHW", {})
     image.put(c, "eval", "image")
     _labels(c, "eval")
@@ -357,8 +341,7 @@ def _mixing(c: Converter, train: dict[str, Any], dataset: str) -> list[str]:
         return []
     per_device = c.int_("batch_size")
     if per_device <= 1:
-        for key in keys:
-            c.ignored(key, "mindcv mixes batches of more than one image only")
+        c.ignored(keys, "mindcv mixes batches of more than one image only")
         return []
     classes = c.result.config["network"].get("num_classes")
     reason = None
@@ -371,21 +354,10 @@ def _mixing(c: Converter, train: dict[str, Any], dataset: str) -> list[str]:
     elif not train["drop_remainder"]:
         reason = "mindcv's Mixup fails on an odd last batch: mscodegen needs drop_remainder true with it"
     if reason is not None:
-        for key in keys:
-            c.unconverted(key, reason)
+        c.unconverted(keys, reason)
         return []
-    train["batch_transforms"] = [
-        {
-            "mindcv.Mixup": {
-                "mixup_alpha": mixup,
-                "cutmix_alpha": cutmix,
-                "prob": c.float_("cutmix_prob"),
-                "switch_prob": 0.5,
-                "label_smoothing": 0.0,
-                "num_classes": classes,
-            }
-        }
-    ]
+    mix = {"mixup_alpha": mixup, "cutmix_alpha": cutmix, "prob": c.float_("cutmix_prob"), "switch_prob": 0.5}
+    train["batch_transforms"] = [{"mindcv.Mixup": {**mix, "label_smoothing": 0.0, "num_classes": classes}}]
     c.comments[("data", "train", "batch_transforms", 0)] = (
         "create_loader: mixup, cutmix, cutmix_prob; smoothing is the loss's label_smoothing"
     )

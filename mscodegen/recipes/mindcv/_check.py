@@ -8,7 +8,6 @@ other problem means the written config does not validate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from mscodegen.config.errors import ConfigError, Problem
@@ -18,23 +17,12 @@ from mscodegen.config.load import load_config
 DATA_PATHS = ("data.train.path", "data.eval.path")
 
 
-@dataclass
-class Validation:
-    problems: list[Problem] = field(default_factory=list)  # the written config does not validate
-    missing_data: list[Problem] = field(default_factory=list)  # the recipe's data is not on this machine
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def validate_written(path: Path) -> Validation:
-    """Validate the config at `path` as `mscodegen validate` does (no MindSpore import)."""
+def validate_written(path: Path) -> tuple[list[Problem], list[Problem]]:
+    """Validate the config at `path` as `mscodegen validate` does (no MindSpore import): the problems that
+    mean the written config does not validate, and those that only say the recipe's data is not here."""
     try:
         load_config(path)
     except ConfigError as exc:
-        result = Validation()
-        for problem in exc.problems:
-            (result.missing_data if problem.path in DATA_PATHS else result.problems).append(problem)
-        return result
-    return Validation()
+        data = [p for p in exc.problems if p.path in DATA_PATHS]
+        return [p for p in exc.problems if p.path not in DATA_PATHS], data
+    return [], []

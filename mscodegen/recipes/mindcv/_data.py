@@ -11,8 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 # mindcv reads these as one folder per class under data_dir/<split>
 IMAGE_FOLDER_DATASETS = ("imagenet", "")
@@ -95,13 +94,10 @@ def _sources(
     evaluate: dict[str, Any] | None = {} if c.bool_("val_while_train") else None
     train_dir: Path | None = None
     if dataset in IMAGE_FOLDER_DATASETS:
-        train["kind"] = "image_folder"
-        train["path"], train_dir = _path(c, train_split)
-        train["decode"] = False
+        path, train_dir = _path(c, train_split)
+        train.update(kind="image_folder", path=path, decode=False)
         if evaluate is not None:
-            evaluate["kind"] = "image_folder"
-            evaluate["path"], _ = _path(c, val_split)
-            evaluate["decode"] = False
+            evaluate.update(kind="image_folder", path=_path(c, val_split)[0], decode=False)
         c.mapped("dataset", "data_dir", "train_split", "val_split")
     elif dataset in ("mnist", "cifar10"):
         path, _ = _path(c)
@@ -142,17 +138,16 @@ def _num_classes(c: Converter, train_dir: Path | None) -> None:
     dataset = c.str_("dataset").lower()
     if num_classes is not None:
         c.put("network.num_classes", num_classes)
-        c.mapped("num_classes")
     elif dataset in ("mnist", "cifar10"):
         c.put("network.num_classes", 10, "num_classes: null, mindcv uses 10 for this dataset")
-        c.mapped("num_classes")
     elif train_dir is not None and train_dir.is_dir():
         classes = sum(1 for p in train_dir.iterdir() if p.is_dir())
         c.put("network.num_classes", classes, f"num_classes: null, the class folders in {train_dir}")
-        c.mapped("num_classes")
     else:
         del c.result.config["network"]["num_classes"]
         c.unconverted(
             "num_classes",
             "mindcv counts the class folders of the training data, which is not here: set network.num_classes",
         )
+        return
+    c.mapped("num_classes")

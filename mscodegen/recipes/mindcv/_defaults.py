@@ -6,7 +6,6 @@ from typing import Any
 
 MINDCV_VERSION = "0.3.0"
 
-# mindcv 0.3.0 config.py: every argument and its default.
 DEFAULTS: dict[str, Any] = {
     # system
     "mode": 0,

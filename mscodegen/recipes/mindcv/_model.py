@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def network(c: Converter) -> None:
@@ -18,15 +17,10 @@ def network(c: Converter) -> None:
     c.put("network.name", c.str_("model"), c.source("model", "network.name"))
     c.mapped("model")
     c.put("network.num_classes", None)  # keeps its place; set (or dropped) once the data is known
-    kwargs: dict[str, Any] = {}
-    if c.int_("in_channels") != 3:
-        kwargs["in_channels"] = c.int_("in_channels")
-    c.mapped("in_channels")
-    for key in ("drop_rate", "drop_path_rate"):  # create_model drops None-valued kwargs
-        value = c.opt_float(key)
-        if value is not None:
-            kwargs[key] = value
-        c.mapped(key)
+    kwargs: dict[str, Any] = {"in_channels": c.int_("in_channels")} if c.int_("in_channels") != 3 else {}
+    drops = {key: c.opt_float(key) for key in ("drop_rate", "drop_path_rate")}
+    kwargs.update({k: v for k, v in drops.items() if v is not None})  # create_model drops None-valued kwargs
+    c.mapped("in_channels", "drop_rate", "drop_path_rate")
     if c.bool_("pretrained"):
         c.unconverted("pretrained", "mscodegen never downloads weights: the network starts from scratch")
     else:
@@ -67,8 +61,7 @@ def loss(c: Converter) -> None:
         c.put("loss.kwargs", kwargs)
     else:
         c.unconverted("loss", "mscodegen's losses take class indices; this mindcv loss has no equivalent")
-        for key in ("label_smoothing", "reduction"):
-            c.ignored(key, "belongs to the loss that was not converted")
+        c.ignored(("label_smoothing", "reduction"), "belongs to the loss that was not converted")
         del c.result.config["loss"]
     _aux_factor(c, name)
 

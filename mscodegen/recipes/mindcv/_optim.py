@@ -11,65 +11,61 @@ from __future__ import annotations
 from typing import Any
 
 from mscodegen.catalog.mindcv_names import no_weight_decay
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def optimizer(c: Converter) -> None:
     opt = c.str_("opt").lower()
     momentum, nesterov = c.float_("momentum"), c.bool_("use_nesterov")
-    mindcv_only = "mindcv does not pass it to this optimizer"
+    mindcv_only, unused = "mindcv does not pass it to this optimizer", f"not used by opt {opt}"
+    c.put("optimizer.name", None)  # keeps its place; each branch names the optimizer
+    c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
+    c.mapped("lr")
     if opt in ("momentum", "nesterov", "sgd"):
         # create_optimizer: nn.Momentum for momentum and nesterov (use_nesterov decides), nn.SGD for sgd
         name = "sgd" if opt == "sgd" else "momentum"
         c.put("optimizer.name", name, "opt" if opt == name else f"opt {opt}: nn.Momentum")
-        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.put("optimizer.momentum", momentum, c.source("momentum", "momentum"))
         c.put("optimizer.nesterov", nesterov, c.src("use_nesterov"))
-        c.mapped("opt", "lr", "momentum", "use_nesterov")
+        c.mapped("opt", "momentum", "use_nesterov")
         c.ignored("eps", mindcv_only)
     elif opt in ("adam", "adamw"):
         # create_optimizer: nn.Adam, or mindcv's own AdamW (bias-corrected moments, which nn.AdamWeightDecay
         # lacks): mscodegen's adamw with bias_correction is that class
         c.put("optimizer.name", opt, None if c.given("opt") else "opt (mindcv default)")
-        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.put("optimizer.beta1", 0.9)
         c.put("optimizer.beta2", 0.999)
         c.put("optimizer.eps", 1.0e-8, "mindcv's eps argument is not passed to Adam/AdamW: 1e-8")
         if opt == "adamw":
             c.put("optimizer.bias_correction", True, "mindcv's AdamW (mindcv.optim.adamw.AdamW)")
-        c.mapped("opt", "lr")
-        c.ignored("momentum", f"not used by opt {opt}")
+        c.mapped("opt")
+        c.ignored("momentum", unused)
         c.ignored("eps", mindcv_only)
         if nesterov and opt == "adam":
             c.unconverted("use_nesterov", "mscodegen's adam has no nesterov option")
         else:
-            c.ignored("use_nesterov", f"not used by opt {opt}")
+            c.ignored("use_nesterov", unused)
     elif opt == "rmsprop":
         # create_optimizer: nn.RMSProp(params, learning_rate=lr, momentum=momentum, epsilon=eps, weight_decay,
         # loss_scale); decay and centered keep nn.RMSProp's defaults, which mscodegen's rmsprop writes out
         c.put("optimizer.name", "rmsprop", "opt")
-        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.put("optimizer.decay", 0.9, "nn.RMSProp's default (create_optimizer passes no decay)")
         c.put("optimizer.momentum", momentum, c.default_mark("momentum"))
         c.put("optimizer.epsilon", c.float_("eps"), c.src("eps"))
         c.put("optimizer.centered", False, "nn.RMSProp's default")
-        c.mapped("opt", "lr", "momentum", "eps")
-        c.ignored("use_nesterov", "not used by opt rmsprop")
+        c.mapped("opt", "momentum", "eps")
+        c.ignored("use_nesterov", unused)
     elif opt == "lion":
         # create_optimizer: mindcv.optim.Lion with its default betas (the same class mscodegen's lion uses)
         c.put("optimizer.name", "lion", "opt")
-        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.put("optimizer.beta1", 0.9, "mindcv's Lion default (create_optimizer passes no betas)")
         c.put("optimizer.beta2", 0.99, "mindcv's Lion default (create_optimizer passes no betas)")
-        c.mapped("opt", "lr")
-        for key in ("momentum", "use_nesterov", "eps"):
-            c.ignored(key, "not used by opt lion")
+        c.mapped("opt")
+        c.ignored(("momentum", "use_nesterov", "eps"), unused)
     else:
         c.put("optimizer.name", "momentum", f"placeholder: mindcv opt {opt!r} has no mscodegen equivalent")
-        c.put("optimizer.lr", c.float_("lr"), c.default_mark("lr"))
         c.unconverted("opt", "mscodegen has momentum, sgd, adam, adamw, rmsprop and lion for mindcv recipes")
-        c.mapped("lr", "momentum", "use_nesterov", "eps")
+        c.mapped("momentum", "use_nesterov", "eps")
     c.put("optimizer.weight_decay", c.float_("weight_decay"), c.default_mark("weight_decay"))
     c.mapped("weight_decay")
     _decay_filter(c)
@@ -100,19 +96,18 @@ def _decay_filter(c: Converter) -> None:
     wd_filter = c.str_("weight_decay_filter")
     if wd_filter == "norm_and_bias" and decays:
         _norm_and_bias(c, "weight_decay_filter norm_and_bias")
-        c.mapped("weight_decay_filter")
     elif wd_filter in ("auto", "norm_and_bias") or not decays:
         # auto: weight_decay goes to the optimizer, whose default filter skips norm gamma/beta
         c.put("optimizer.decay_filter", "mindspore_default", c.source("weight_decay_filter", "decay_filter"))
-        c.mapped("weight_decay_filter")
     elif wd_filter == "disable":
         # mindcv's init_group_params: one parameter group {"params": all, "weight_decay": wd}, so every
         # parameter is decayed; decay_filter every_parameter writes the same group
         c.put("optimizer.decay_filter", "every_parameter", c.source("weight_decay_filter", "decay_filter"))
-        c.mapped("weight_decay_filter")
     else:
         c.put("optimizer.decay_filter", "mindspore_default")
         c.unconverted("weight_decay_filter", "mindcv knows disable, auto and norm_and_bias")
+        return
+    c.mapped("weight_decay_filter")
 
 
 def _norm_and_bias(c: Converter, source: str) -> None:
@@ -134,16 +129,16 @@ def lr_schedule(c: Converter) -> None:
     epochs = c.int_("epoch_size")
     warmup = c.int_("warmup_epochs")
     stair = c.bool_("lr_epoch_stair")
+    unused = f"not used by scheduler {scheduler}"
     _check_epochs(c, epochs, warmup)
     if scheduler in ("cosine_decay", "warmup_cosine_decay"):
         _cosine(c, scheduler, warmup, epochs - warmup, stair)
         return
-    c.ignored("num_cycles", f"not used by scheduler {scheduler}")
-    c.ignored("cycle_decay", f"not used by scheduler {scheduler}")
+    c.ignored(("num_cycles", "cycle_decay"), unused)
     if scheduler == "one_cycle":
         _one_cycle(c, warmup, stair)
         return
-    c.ignored("min_lr", f"not used by scheduler {scheduler}")
+    c.ignored("min_lr", unused)
     if scheduler in ("multi_step_decay", "step_decay"):
         _piecewise(c, scheduler, warmup, epochs)
     elif scheduler in ("exponential_decay", "polynomial_decay"):
@@ -151,8 +146,7 @@ def lr_schedule(c: Converter) -> None:
     elif scheduler == "constant":
         c.put("lr_schedule", {"kind": "constant"}, "scheduler")
         c.mapped("scheduler")
-        for key in ("decay_epochs", "decay_rate", "multi_step_decay_milestones"):
-            c.ignored(key, "not used by scheduler constant")
+        c.ignored(("decay_epochs", "decay_rate", "multi_step_decay_milestones"), unused)
     else:
         c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler!r}")
         c.unconverted(
@@ -220,13 +214,13 @@ def _decay(c: Converter, scheduler: str) -> None:
     warm-up / epochs after the warm-up in all) ** decay_rate (polynomial_refined_lr / polynomial_lr).
     mscodegen's exponential and polynomial (end_lr 0) compute them, epoch_stair as lr_epoch_stair."""
     rate = c.float_("decay_rate")
-    c.ignored("decay_epochs", f"not used by scheduler {scheduler}")
-    c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
+    c.ignored(("decay_epochs", "multi_step_decay_milestones"), f"not used by scheduler {scheduler}")
     schedule: dict[str, Any]
     if scheduler == "exponential_decay" and 0 < rate < 1:
         schedule = {"kind": "exponential", "gamma": rate}
     elif scheduler == "polynomial_decay" and rate > 0:
         schedule = {"kind": "polynomial", "power": rate, "end_lr": 0.0}
+        c.comments[("lr_schedule", "end_lr")] = "mindcv's polynomial decay ends at 0"
     else:
         c.put("lr_schedule", {"kind": "constant"}, f"placeholder: scheduler {scheduler}")
         needs = "0 < decay_rate < 1" if scheduler == "exponential_decay" else "decay_rate > 0"
@@ -235,12 +229,9 @@ def _decay(c: Converter, scheduler: str) -> None:
         return
     if c.bool_("lr_epoch_stair"):
         schedule["epoch_stair"] = True
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.put("lr_schedule", schedule, f"scheduler {scheduler}")
     c.comments[("lr_schedule", "gamma" if "gamma" in schedule else "power")] = "decay_rate"
-    if "end_lr" in schedule:
-        c.comments[("lr_schedule", "end_lr")] = "mindcv's polynomial decay ends at 0"
-    if "epoch_stair" in schedule:
-        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.mapped("scheduler", "decay_rate")
 
 
@@ -258,18 +249,15 @@ def _one_cycle(c: Converter, warmup: int, stair: bool) -> None:
         raise RecipeError(
             f"scheduler one_cycle with min_lr {min_lr}: mindcv's create_scheduler divides by it"
         )
-    schedule = {
-        "kind": "one_cycle",
-        "pct_start": 0.3,
-        "anneal": "cos",
-        "div_factor": 25.0,
-        "final_div_factor": c.float_("lr") / 25.0 / min_lr,
-    }
+    schedule: dict[str, Any] = {"kind": "one_cycle", "pct_start": 0.3, "anneal": "cos", "div_factor": 25.0}
+    schedule["final_div_factor"] = c.float_("lr") / 25.0 / min_lr
     c.put("lr_schedule", schedule, "scheduler one_cycle: mindcv's one_cycle_lr with its defaults")
     c.comments[("lr_schedule", "final_div_factor")] = "(lr / div_factor) / min_lr"
     c.mapped("scheduler", "min_lr", "warmup_epochs", "lr_epoch_stair")
-    for key in ("warmup_factor", "decay_epochs", "decay_rate", "multi_step_decay_milestones"):
-        c.ignored(key, "not used by scheduler one_cycle")
+    c.ignored(
+        ("warmup_factor", "decay_epochs", "decay_rate", "multi_step_decay_milestones"),
+        "not used by scheduler one_cycle",
+    )
 
 
 def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: bool) -> None:
@@ -280,19 +268,16 @@ def _cosine(c: Converter, scheduler: str, warmup: int, main_epochs: int, stair: 
     if warmup > 0:
         schedule["warmup_epochs"] = warmup
         schedule["warmup_start_lr"] = c.float_("lr") * c.float_("warmup_factor")
+        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
     schedule["min_lr"] = c.float_("min_lr")
     schedule.update(_cosine_length(c, main_epochs))
     if stair:
         schedule["epoch_stair"] = True
+        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
     c.mapped("scheduler", "min_lr", "warmup_epochs", "warmup_factor", "lr_epoch_stair")
-    c.ignored("decay_rate", f"not used by scheduler {scheduler}")
-    c.ignored("multi_step_decay_milestones", f"not used by scheduler {scheduler}")
+    c.ignored(("decay_rate", "multi_step_decay_milestones"), f"not used by scheduler {scheduler}")
     default = "" if c.given("scheduler") else " (mindcv default)"
     c.put("lr_schedule", schedule, f"scheduler {scheduler}{default}")
-    if warmup > 0:
-        c.comments[("lr_schedule", "warmup_start_lr")] = "lr x warmup_factor"
-    if stair:
-        c.comments[("lr_schedule", "epoch_stair")] = "lr_epoch_stair"
 
 
 def _cosine_length(c: Converter, main_epochs: int) -> dict[str, Any]:

@@ -13,11 +13,7 @@ def runtime(c: Converter) -> None:
         c.mapped("mode")
     else:
         c.unconverted("mode", "mindcv knows 0 (GRAPH_MODE) and 1 (PYNATIVE_MODE)")
-    c.put(
-        "runtime.device_target",
-        "CPU",
-        "mindcv uses the device MindSpore finds: set GPU or Ascend here",
-    )
+    c.put("runtime.device_target", "CPU", "mindcv uses the device MindSpore finds: set GPU or Ascend here")
     c.put("runtime.seed", c.int_("seed"), c.source("seed", "runtime.seed"))
     c.mapped("seed")
 

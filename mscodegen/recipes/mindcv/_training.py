@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mscodegen.recipes.mindcv._arguments import RecipeError
-from mscodegen.recipes.mindcv._converter import Converter
+from mscodegen.recipes.mindcv._converter import Converter, RecipeError
 
 
 def train(c: Converter) -> None:
@@ -19,19 +18,16 @@ def train(c: Converter) -> None:
     c.put("train.dataset_sink_mode", c.bool_("dataset_sink_mode"), c.default_mark("dataset_sink_mode"))
     c.put("train.log_every_steps", c.int_("log_interval"), c.source("log_interval", "log_every_steps"))
     c.put(
-        "train.output_dir",
-        Path(os.path.normpath(c.str_("ckpt_save_dir"))).as_posix(),
-        c.src("ckpt_save_dir"),
+        "train.output_dir", Path(os.path.normpath(c.str_("ckpt_save_dir"))).as_posix(), c.src("ckpt_save_dir")
     )
     c.mapped("epoch_size", "dataset_sink_mode", "log_interval", "ckpt_save_dir")
 
 
 def evaluation(c: Converter) -> None:
+    c.mapped("val_while_train")
     if "eval" not in c.result.config["data"]:
-        c.mapped("val_while_train")
         c.ignored("val_interval", "no evaluation (val_while_train false)")
         return
-    c.mapped("val_while_train")
     metrics: list[dict[str, Any]] = [{"name": "accuracy"}]
     num_classes = c.result.config["network"].get("num_classes")
     if num_classes is None or num_classes >= 5:  # mindcv get_metrics: top-5 from 5 classes on
@@ -42,17 +38,9 @@ def evaluation(c: Converter) -> None:
 
 
 def checkpoint(c: Converter) -> None:
-    c.put(
-        "callbacks.checkpoint.every_epochs",
-        c.int_("ckpt_save_interval"),
-        c.src("ckpt_save_interval"),
-    )
+    c.put("callbacks.checkpoint.every_epochs", c.int_("ckpt_save_interval"), c.src("ckpt_save_interval"))
     c.put("callbacks.checkpoint.keep_max", c.int_("keep_checkpoint_max"), c.src("keep_checkpoint_max"))
-    c.put(
-        "callbacks.checkpoint.prefix",
-        c.str_("model"),
-        "mindcv names checkpoints <model>-<epoch>_<step>",
-    )
+    c.put("callbacks.checkpoint.prefix", c.str_("model"), "mindcv names checkpoints <model>-<epoch>_<step>")
     c.comments[("callbacks", "checkpoint")] = "under train.output_dir/checkpoints"
     c.mapped("ckpt_save_interval", "keep_checkpoint_max")
     policy = c.opt_str("ckpt_save_policy")
@@ -159,8 +147,7 @@ def _auto_loss_scale(c: Converter, level: str) -> None:
             f"loss_scale_type auto: MindSpore's Model at {level} scales no loss",
         )
     c.mapped("loss_scale_type")
-    c.ignored("loss_scale", "loss_scale_type auto does not use it")
-    c.ignored("drop_overflow_update", "loss_scale_type auto does not use it")
+    c.ignored(("loss_scale", "drop_overflow_update"), "loss_scale_type auto does not use it")
 
 
 def grad(c: Converter) -> None:
@@ -170,7 +157,6 @@ def grad(c: Converter) -> None:
         c.comments[("grad", "clip", "max_norm")] = "clip_value"
         c.mapped("clip_grad", "clip_value")
         if c.bool_("distribute") and c.devices > 1:
-            c.done.discard("clip_grad")
             c.approximated(
                 "clip_grad", "mindcv clips each device's gradients before the all-reduce, mscodegen after"
             )

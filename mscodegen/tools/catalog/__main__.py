@@ -3,36 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from mscodegen.catalog import dataset_ops, losses, mindcv_names
+from mscodegen.tools.catalog.signatures import dumps
 
 
-def _ops() -> str:
-    from mscodegen.tools.catalog import ops
-
-    return ops.dumps(ops.extract())
-
-
-def _losses() -> str:
-    from mscodegen.tools.catalog import losses as table
-
-    return table.dumps(table.extract())
+def _text(name: str) -> str:
+    """The table's file text, from the installed MindSpore and mindcv (imported only when asked for)."""
+    extracted = importlib.import_module(f"mscodegen.tools.catalog.{name}").extract()
+    return extracted if isinstance(extracted, str) else dumps(extracted)
 
 
-def _mindcv() -> str:
-    from mscodegen.tools.catalog import mindcv
-
-    return mindcv.extract()
-
-
-TABLES: dict[str, tuple[Callable[[], str], Path]] = {
-    "ops": (_ops, dataset_ops.TABLE_FILE),
-    "losses": (_losses, losses.TABLE_FILE),
-    "mindcv": (_mindcv, mindcv_names.NAMES_FILE),
+TABLES: dict[str, Path] = {
+    "ops": dataset_ops.TABLE_FILE,
+    "losses": losses.TABLE_FILE,
+    "mindcv": mindcv_names.NAMES_FILE,
 }
 
 
@@ -60,8 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.print and len(names) != 1:
         parser.error("--print takes one table")
     for name in names:
-        extract, path = TABLES[name]
-        text = extract()
+        path = TABLES[name]
+        text = _text(name)
         if args.print:
             sys.stdout.write(text)
         else:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+import inspect
 from typing import Any
+
+import mindspore
+from mindspore import nn
 
 from mscodegen.catalog.losses import REFRESH_COMMAND
 from mscodegen.tools.catalog.signatures import parameters
@@ -12,11 +14,6 @@ from mscodegen.tools.catalog.signatures import parameters
 
 def extract() -> dict[str, Any]:
     """Build the table from the installed MindSpore."""
-    import inspect
-
-    import mindspore
-    from mindspore import nn
-
     losses = {}
     for attr in sorted(dir(nn)):
         obj = getattr(nn, attr)
@@ -27,21 +24,3 @@ def extract() -> dict[str, Any]:
         "versions": {"mindspore": mindspore.__version__},
         "losses": losses,
     }
-
-
-def dumps(table: Mapping[str, Any]) -> str:
-    """JSON with one line per parameter, so that a refresh diffs readably."""
-    lines = ["{"]
-    lines.append(f'  "about": {json.dumps(table["about"])},')
-    lines.append(f'  "versions": {json.dumps(table["versions"])},')
-    lines.append('  "losses": {')
-    names = list(table["losses"])
-    for i, name in enumerate(names):
-        loss = table["losses"][name]
-        lines.append(f'    {json.dumps(name)}: {{"module": {json.dumps(loss["module"])}, "params": [')
-        params = [f"      {json.dumps(p, ensure_ascii=False)}" for p in loss["params"]]
-        if params:
-            lines.append(",\n".join(params))
-        lines.append("    ]}" + ("," if i < len(names) - 1 else ""))
-    lines += ["  }", "}"]
-    return "\n".join(lines) + "\n"

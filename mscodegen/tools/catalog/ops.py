@@ -4,9 +4,15 @@ is described in `mscodegen.catalog.dataset_ops`."""
 
 from __future__ import annotations
 
-import json
+import enum
+import importlib
+import inspect
+import re
 from collections.abc import Mapping
 from typing import Any
+
+import mindcv  # type: ignore[import-untyped]
+import mindspore
 
 from mscodegen.catalog.dataset_ops import NESTED_PARAMS, REFRESH_COMMAND, Op
 from mscodegen.tools.catalog.signatures import parameters
@@ -22,8 +28,6 @@ CONTAINER_WORDS = frozenset(
 
 
 def _accepts(name: str, doc_type: str | None, enums: Mapping[str, object]) -> list[str]:
-    import re
-
     if name in NESTED_PARAMS or (doc_type and "TensorOperation" in doc_type):
         return ["ops"]
     if doc_type is None:
@@ -49,9 +53,6 @@ def _accepts(name: str, doc_type: str | None, enums: Mapping[str, object]) -> li
 
 
 def _op(cls: type, module: str, enums: Mapping[str, object], input_kind: str | None = None) -> Op:
-    import inspect
-    import re
-
     bases = {b.__name__ for b in cls.__mro__}
     params = parameters(cls)
     for entry in params:
@@ -74,13 +75,6 @@ def _op(cls: type, module: str, enums: Mapping[str, object], input_kind: str | N
 
 def extract() -> dict[str, Any]:
     """Build the table from the installed MindSpore and mindcv."""
-    import enum
-    import importlib
-    import inspect
-
-    import mindcv  # type: ignore[import-untyped]
-    import mindspore
-
     modules = {name: importlib.import_module(name) for name in MODULES}
     enums: dict[str, Any] = {}
     classes: list[tuple[str, type]] = []
@@ -106,18 +100,3 @@ def extract() -> dict[str, Any]:
         "enums": dict(sorted(enums.items())),
         "ops": dict(sorted(ops.items())),
     }
-
-
-def dumps(value: object, depth: int = 0) -> str:
-    """JSON with one line per parameter and per enum, so that a refresh diffs readably."""
-    flat = not isinstance(value, (dict, list)) or not value
-    if flat or depth >= 4 or (isinstance(value, list) and not isinstance(value[0], (dict, list))):
-        return json.dumps(value, ensure_ascii=False)
-    pad = " " * (depth + 1)
-    if isinstance(value, dict):
-        items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
-        text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
-    else:
-        assert isinstance(value, list)
-        text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
-    return text + ("\n" if depth == 0 else "")

@@ -5,14 +5,15 @@ The entry format is `mscodegen.catalog.signatures`'s, which checks a config's ke
 
 from __future__ import annotations
 
+import enum
+import inspect
+import json
 import re
 from typing import Any
 
 
 def literal(value: object) -> tuple[bool, object]:
     """(True, JSON value) when `value` is a JSON literal (tuples become lists), else (False, None)."""
-    import enum
-
     if isinstance(value, enum.Enum):  # IntEnum/str enums are not the literal the user writes
         return False, None
     if value is None or isinstance(value, (bool, int, str)):
@@ -26,8 +27,6 @@ def literal(value: object) -> tuple[bool, object]:
 
 
 def default_repr(value: object) -> str:
-    import enum
-
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, type):
@@ -37,8 +36,6 @@ def default_repr(value: object) -> str:
 
 def doc_types(cls: type) -> dict[str, str]:
     """The `name (type): ...` entries of the Args section of a class docstring."""
-    import inspect
-
     doc = inspect.cleandoc(cls.__doc__ or "")
     args = re.split(r"\n(?=\S)", doc.partition("\nArgs:\n")[2])[0]
     return {m[1]: m[2] for m in re.finditer(r"^    \*{0,2}(\w+) \((.*)\):", args, re.MULTILINE)}
@@ -46,8 +43,6 @@ def doc_types(cls: type) -> dict[str, str]:
 
 def parameters(cls: type) -> list[dict[str, Any]]:
     """Every `__init__` parameter of `cls`: name, required or its default, the docstring's type."""
-    import inspect
-
     types = doc_types(cls)
     params = []
     for p in inspect.signature(cls).parameters.values():
@@ -64,3 +59,18 @@ def parameters(cls: type) -> list[dict[str, Any]]:
         entry["type"] = types.get(p.name)
         params.append(entry)
     return params
+
+
+def dumps(value: object, depth: int = 0) -> str:
+    """JSON with one line per parameter (and per enum), so that a refresh diffs readably."""
+    flat = not isinstance(value, (dict, list)) or not value
+    if flat or depth >= 4 or (isinstance(value, list) and not isinstance(value[0], (dict, list))):
+        return json.dumps(value, ensure_ascii=False)
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
+        text = "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+    else:
+        assert isinstance(value, list)
+        text = "[\n" + ",\n".join(pad + dumps(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
+    return text + ("\n" if depth == 0 else "")

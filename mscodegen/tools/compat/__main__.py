@@ -55,15 +55,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"default: {' '.join(names)}",
     )
     p.add_argument(
-        "--dir",
-        type=Path,
-        default=None,
-        help=f"environments and runs (default: {default_dir()}, or $MSCODEGEN_COMPAT_DIR)",
+        "--dir", type=Path, help=f"environments and runs (default: {default_dir()}, or $MSCODEGEN_COMPAT_DIR)"
     )
     p.add_argument(
         "--envs",
         type=Path,
-        default=None,
         help="the environments ms-<version> (default: DIR/envs): reuse ones built elsewhere",
     )
     p.add_argument(
@@ -73,9 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=1800, help="seconds per parity run (default: %(default)s)"
     )
-    p.add_argument(
-        "--page", type=Path, default=None, help="write the Markdown page here (make compat: docs/compat.md)"
-    )
+    p.add_argument("--page", type=Path, help="write the Markdown page here (make compat: docs/compat.md)")
     p.add_argument(
         "--report-only", action="store_true", help="run nothing: compare and report DIR/runs as last run"
     )

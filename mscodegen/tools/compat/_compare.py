@@ -84,12 +84,9 @@ def diff_logs(logs: dict[str, list[Record]], reference: dict[str, list[Record]])
 
 def weight_pairs(keep: Path, reference_keep: Path) -> list[tuple[str, str]]:
     """(this version's, the reference's) final-weights files kept by both runs."""
-    pairs = []
-    for path in sorted(p for p in keep.rglob("*.ckpt") if p.name in WEIGHT_FILES):
-        other = reference_keep / path.relative_to(keep)
-        if other.is_file():
-            pairs.append((str(path), str(other)))
-    return pairs
+    ours = sorted(p for p in keep.rglob("*.ckpt") if p.name in WEIGHT_FILES)
+    pairs = [(path, reference_keep / path.relative_to(keep)) for path in ours]
+    return [(str(path), str(other)) for path, other in pairs if other.is_file()]
 
 
 @dataclass(frozen=True)
@@ -122,23 +119,15 @@ def compare_weights(pairs: list[tuple[str, str]], python: Path) -> list[dict[str
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    command = [str(python), "-m", "mscodegen.tools.compat._weights"]
     proc = subprocess.run(
-        [str(python), "-m", "mscodegen.tools.compat._weights"],
-        input=json.dumps(pairs),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+        command, input=json.dumps(pairs), capture_output=True, text=True, env=env, check=False
     )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        problem = {
-            "values": 0,
-            "differ": 0,
-            "max_ulps": 0,
-            "max_abs": 0.0,
-            "problems": [f"not compared: {tail}"],
-        }
+        problem: dict[str, Any] = dict(
+            values=0, differ=0, max_ulps=0, max_abs=0.0, problems=[f"not compared: {tail}"]
+        )
         return [problem] * len(pairs)
     found: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
     return found

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
+
 # Every MindSpore release PyPI offers for CPython 3.11 (2.6 and older have no 3.11 wheels; a new release
 # is added here, to pyproject.toml's [run] range, and the matrix is run again).
 VERSIONS = ("2.7.0", "2.7.1", "2.7.2", "2.8.0", "2.9.0", "2.10.0")
@@ -39,8 +41,6 @@ def version_key(version: str) -> tuple[int, ...]:
 
 def run_extra(pyproject: Path) -> list[str]:
     """The `[run]` extra of pyproject.toml: what a user installs to run the generated scripts."""
-    import tomllib
-
     data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     extra: list[str] = data["project"]["optional-dependencies"]["run"]
     return extra

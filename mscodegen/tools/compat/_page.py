@@ -16,14 +16,17 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
 
 
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def table(results: Results, cells: list[Cell]) -> str:
     """Version x example -> the cell text."""
     by_key = {(c.version, c.example): c.text for c in cells}
     examples = results["examples"]
-    lines = ["| MindSpore | " + " | ".join(examples) + " |", "|---" * (len(examples) + 1) + "|"]
+    lines = [_row("MindSpore", *examples), "|---" * (len(examples) + 1) + "|"]
     for version in sorted(results["versions"], key=version_key):
-        row = [by_key.get((version, e), _not_run(results, version)) for e in examples]
-        lines.append(f"| {version} | " + " | ".join(row) + " |")
+        lines.append(_row(version, *(by_key.get((version, e), _not_run(results, version)) for e in examples)))
     return "\n".join(lines)
 
 
@@ -38,20 +41,14 @@ def timings(results: Results, cells: list[Cell]) -> str:
     """Seconds per environment and per parity run, for each version."""
     examples = results["examples"]
     seconds = {(c.version, c.example): c.seconds for c in cells}
-    lines = [
-        "| MindSpore | environment | " + " | ".join(examples) + " | total |",
-        "|---" * (len(examples) + 3) + "|",
-    ]
+    lines = [_row("MindSpore", "environment", *examples, "total"), "|---" * (len(examples) + 3) + "|"]
     for version in sorted(results["versions"], key=version_key):
         env = results["envs"].get(version, {})
         row = [seconds.get((version, e)) for e in examples]
         total = env.get("seconds", 0) + sum(s for s in row if s)
         cols = [f"{s:.0f} s" if s is not None else "-" for s in row]
-        lines.append(
-            f"| {version} | {env.get('how', '-')} ({env.get('seconds', 0):.0f} s) | "
-            + " | ".join(cols)
-            + f" | {_minutes(total)} |"
-        )
+        how = f"{env.get('how', '-')} ({env.get('seconds', 0):.0f} s)"
+        lines.append(_row(version, how, *cols, _minutes(total)))
     return "\n".join(lines)
 
 
@@ -72,14 +69,11 @@ def api_lines(apis: dict[str, dict[str, str]]) -> list[str]:
 def summary(results: Results, cells: list[Cell], apis: dict[str, dict[str, str]]) -> str:
     """What the command prints at the end."""
     found = api_lines(apis)
+    check = (
+        "API check:\n" + "\n".join(found) if found else "API check: every name and keyword in every version"
+    )
     return (
-        f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n"
-        + (
-            "API check:\n" + "\n".join(found)
-            if found
-            else "API check: every name and keyword in every version"
-        )
-        + "\n\n"
+        f"\n{table(results, cells)}\n\n{timings(results, cells)}\n\n{check}\n\n"
         f"wall time {_minutes(_wall(results))} on {results['machine']['cores']} cores, load {load_line(results)}"
     )
 

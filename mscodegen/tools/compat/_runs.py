@@ -59,18 +59,8 @@ class Run:
 
 def command(example: Example, python: Path, repo: Path, keep: Path) -> list[str]:
     """`mscodegen parity` run by this Python (the generator), the scripts by `python`."""
-    config = str(repo / example.config)
-    return [
-        sys.executable,
-        "-m",
-        "mscodegen",
-        "parity",
-        config,
-        "--python",
-        str(python),
-        "--keep",
-        str(keep),
-    ] + [*example.options]
+    parity = [sys.executable, "-m", "mscodegen", "parity", str(repo / example.config)]
+    return [*parity, "--python", str(python), "--keep", str(keep), *example.options]
 
 
 def run_example(example: Example, version: str, python: Path, repo: Path, runs: Path, timeout: float) -> Run:
