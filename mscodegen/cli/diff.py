@@ -27,7 +27,8 @@ def add(sub: SubParsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mscodegen.output.write import LOCK_NAME, user_edits
+    from mscodegen.output.lock import LOCK_NAME
+    from mscodegen.output.write import user_edits
 
     dirs = [args.dir] if args.dir else sorted(p.parent for p in Path("generated").glob(f"*/{LOCK_NAME}"))
     if not dirs:

@@ -33,7 +33,8 @@ def add(sub: SubParsers) -> None:
 def run(args: argparse.Namespace) -> int:
     import shlex
 
-    from mscodegen.output.write import LOCK_NAME, check, user_edits, write_new
+    from mscodegen.output.lock import LOCK_NAME
+    from mscodegen.output.write import check, user_edits, write_new
 
     out_dir, files, meta = prepare(args)
     if args.check:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
-from mscodegen.output.write import LockMeta
+from mscodegen.output.lock import LockMeta
 from mscodegen.plan import SCRIPT_NAMES, VARIANTS, AnyPlan, AnyShared, Variant, build_plans
 from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.plan.predict import PREDICT_NAME, build_predict

@@ -285,7 +285,7 @@ def _error(message: str) -> int:
 
 def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
     """{variant: script} of a directory written by `mscodegen new`, or why it cannot be run."""
-    from mscodegen.output.write import LOCK_NAME
+    from mscodegen.output.lock import LOCK_NAME
 
     if not (directory / LOCK_NAME).is_file():
         return (
@@ -300,7 +300,8 @@ def _scripts_on_disk(directory: Path) -> dict[str, Path] | str:
 
 def _edited(directory: Path) -> list[str]:
     """Files the user edited in `directory` (best effort: [] if the pristine copies are unusable)."""
-    from mscodegen.output.write import WriteError, user_edits
+    from mscodegen.output.lock import WriteError
+    from mscodegen.output.write import user_edits
 
     try:
         return sorted(user_edits(directory))
