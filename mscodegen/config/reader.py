@@ -270,12 +270,9 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
 
 
 def is_utf8(text: str) -> bool:
-    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8: Python
+    gives those as surrogates, which UTF-8 cannot encode."""
+    return not any("\ud800" <= c <= "\udfff" for c in text)
 
 
 def file_problem(path: Path, exc: OSError | None = None) -> str:
