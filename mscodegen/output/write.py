@@ -150,7 +150,6 @@ def atomic_write(path: Path, text: str) -> None:
     over ``path``, keeping the old file's mode bits. On failure the temp file is
     removed and the old file (if any) is left as it was.
     """
-    path = Path(path)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:  # new file: what open() would give under the umask
@@ -223,7 +222,6 @@ def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, 
     The copy under ``PRISTINE_DIR`` is used, or the one under ``PREVIOUS_DIR`` left by an
     interrupted write.
     """
-    out_dir = Path(out_dir)
     texts: dict[str, str] = {}
     errors: dict[str, PristineError] = {}
     for name, digest in lock.files.items():
@@ -280,7 +278,6 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
     UTF-8 raises :class:`UndecodableError`, and an unreadable lock :class:`LockError`,
     unless ``force``: then the file is edited and the lock is replaced (kept as a backup).
     """
-    out_dir = Path(out_dir)
     try:
         lock = read_lock(out_dir)
     except LockError:
@@ -321,13 +318,13 @@ def _write_with_backups(
     lock_path = out_dir / LOCK_NAME
     if lock_unread and (raw_lock := _read_bytes(lock_path)) is not None:
         backup = free_name(lock_path, ".bak")
-        _write_bytes(backup, raw_lock)
+        _replace(backup, raw_lock, None)  # byte for byte: it may hold bytes that are not UTF-8
         report.backups.append(backup.name)
     for name, status in report.statuses.items():
         path = _path(out_dir, name)
         if status == "overwritten":
             backup = free_name(path, ".bak")
-            _write_bytes(backup, current[name] or b"")
+            _replace(backup, current[name] or b"", None)
             report.backups.append(backup.relative_to(out_dir).as_posix())
         if status != "unchanged":
             _write(path, files[name])
@@ -344,12 +341,6 @@ def _new_status(raw: bytes | None, text: str, pristine: str | None) -> str:
     return "overwritten"
 
 
-def _write_bytes(path: Path, raw: bytes) -> None:
-    """A backup, byte for byte (atomic_write writes text; a backup may hold bytes that are not UTF-8)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, raw, None)
-
-
 def _remove_stale_temps(out_dir: Path, lock: Lock | None, files: dict[str, str]) -> list[Path]:
     """The temp files a killed `new`/`update` left beside the files, their pristine copies and the lock."""
     names = {*files, *(lock.files if lock else ()), LOCK_NAME}
@@ -364,7 +355,6 @@ def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
 
     An unreadable lock is out of date (``new --force`` replaces it).
     """
-    out_dir = Path(out_dir)
     stale = [n for n in sorted(files) if _read_bytes(_path(out_dir, n)) != files[n].encode("utf-8")]
     try:
         old = read_lock(out_dir)
@@ -389,7 +379,6 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
     with unresolved markers from a previous run, or whose pristine copy is
     unusable (:class:`PristineError`), raise before anything is written.
     """
-    out_dir = Path(out_dir)
     lock = read_lock(out_dir)
     if lock is None:
         raise NoLockError(out_dir)
@@ -455,7 +444,6 @@ def user_edits(out_dir: Path) -> dict[str, str]:
 
     Raises :class:`PristineError` if a pristine copy is unusable.
     """
-    out_dir = Path(out_dir)
     lock = read_lock(out_dir)
     if lock is None:
         raise NoLockError(out_dir)
