@@ -117,26 +117,20 @@ def load_yaml(text: str, source: str, *, strict: bool = True, budget: Budget | N
     together with the schema's errors.
     """
     loader, root = _compose(text, source, budget or Budget())
-    try:
-        if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
-            return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
-        if not isinstance(root, MappingNode):
-            where = _mark(root)
-            problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
-            raise ConfigError([problem], source)
-        builder, data = _build(loader, root, source, strict=strict)
-        return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
-    finally:
-        loader.dispose()
+    if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
+        return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
+    if not isinstance(root, MappingNode):
+        where = _mark(root)
+        problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
+        raise ConfigError([problem], source)
+    builder, data = _build(loader, root, source, strict=strict)
+    return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
 
 
 def load_value(text: str, source: str) -> Any:
     """One YAML value of any kind (a `--set` VALUE), under the same limits as a config file."""
     loader, root = _compose(text, source, Budget())
-    try:
-        return None if root is None else _build(loader, root, source, strict=True)[1]
-    finally:
-        loader.dispose()
+    return None if root is None else _build(loader, root, source, strict=True)[1]
 
 
 def _build(loader: _Replay, root: Node, source: str, *, strict: bool) -> tuple[_Builder, Any]:
@@ -157,19 +151,14 @@ def _compose(text: str, source: str, budget: Budget) -> tuple[_Replay, Node | No
     if len(text) > MAX_BYTES:  # text from a file was capped when read (budget.bytes is what remains)
         raise ConfigError([Problem("", None, None, _too_large(len(text), Budget()))], source)
     try:
-        events = _events(text, source, budget)
-        loader = _Replay(events)
+        loader = _Replay(_events(text, source, budget))
+        return loader, loader.get_single_node()
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, source) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, source) from None
     except yaml.YAMLError as exc:
         raise ConfigError([Problem("", None, None, f"invalid YAML: {exc}")], source) from None
-    try:
-        return loader, loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        loader.dispose()
-        raise _syntax_error(exc, source) from None
 
 
 class _Replay(Composer, SafeConstructor, Resolver):
@@ -189,9 +178,6 @@ class _Replay(Composer, SafeConstructor, Resolver):
 
     def get_event(self) -> Event:
         return self._events.popleft()
-
-    def dispose(self) -> None:
-        self._events.clear()
 
 
 def _events(text: str, source: str, budget: Budget) -> list[Event]:
