@@ -13,7 +13,6 @@ from mscodegen.config.load import LoadedConfig
 
 
 def render_show(loaded: LoadedConfig) -> str:
-    """The resolved config of `loaded` as annotated YAML text."""
     data = loaded.config.model_dump(mode="json", by_alias=True, exclude_none=True)
     lines: list[str] = []
     _emit(data, (), 0, lines, loaded)

@@ -24,7 +24,6 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
 def plans_of(
     loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS
 ) -> tuple[AnyShared, dict[Variant, AnyPlan]]:
-    """build_plans for `loaded`, written into out_dir."""
     return build_plans(
         loaded.config,
         variants,

@@ -73,7 +73,6 @@ class Lock:
         return recorded if self.format == 2 else Path(os.path.normpath(Path(out_dir) / recorded))
 
     def to_json(self) -> str:
-        """Deterministic JSON: sorted keys, indent 2, trailing newline."""
         meta = asdict(self.meta)
         if not self.meta.overrides:
             del meta["overrides"]  # locks without overrides read as before

@@ -72,7 +72,6 @@ class _LineMatcher:
 
 
 def _eol(lines: Sequence[str]) -> str:
-    """Line ending used for markers: CRLF if the first line uses it, else LF."""
     return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
 
 

@@ -47,8 +47,6 @@ EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x whe
 
 
 class NoLockError(WriteError):
-    """The output directory has no lock file."""
-
     def __init__(self, out_dir: Path) -> None:
         super().__init__(
             f"{out_dir} has no {LOCK_NAME}, so it was not written by `mscodegen new` and there is no "
@@ -98,8 +96,6 @@ class PristineError(WriteError):
 
 
 class UnresolvedConflictError(WriteError):
-    """A file still holds conflict markers from an earlier ``update``."""
-
     def __init__(self, path: Path) -> None:
         super().__init__(
             f"{path} still has conflict markers from a previous `mscodegen update` "
@@ -108,8 +104,6 @@ class UnresolvedConflictError(WriteError):
 
 
 class EditedFilesError(WriteError):
-    """Files were edited since generation; nothing was written."""
-
     def __init__(self, paths: list[Path]) -> None:
         self.paths = list(paths)
         names = "\n".join(f"  {p}" for p in self.paths)
