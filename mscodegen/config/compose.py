@@ -240,11 +240,7 @@ def _merge(dst: LoadedYaml, src: LoadedYaml, path: YamlPath) -> None:
     _drop(dst, path)
     _set(dst.data, path, new)
     for table, other in ((dst.marks, src.marks), (dst.key_marks, src.key_marks)):
-        table.update(
-            {k: m for k, m in other.items() if k[: len(path)] == path and (table is dst.marks or k != path)}
-        )
-    if path in src.key_marks:
-        dst.key_marks[path] = src.key_marks[path]
+        table.update({k: m for k, m in other.items() if k[: len(path)] == path})
 
 
 def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
