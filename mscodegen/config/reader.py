@@ -210,13 +210,6 @@ def _events(text: str, source: str, budget: Budget) -> list[Event]:
     return events
 
 
-def load_yaml_file(path: Path, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
-    """Read and parse a YAML file (UTF-8, UTF-16 or UTF-32, with or without a BOM); every failure is a ConfigError."""
-    budget = budget or Budget()
-    raw = read_config_bytes(path, budget)
-    return load_yaml(decode(raw, str(path)), str(path), strict=strict, budget=budget)
-
-
 def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most the budget's; ConfigError otherwise.
 
