@@ -22,14 +22,7 @@ from mscodegen.config.errors import MAX_SHOWN_KEY, ConfigError, Problem, format_
 
 YamlPath = tuple[str | int, ...]
 
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_NULL_TAG = "tag:yaml.org,2002:null"
-_BINARY_TAG = "tag:yaml.org,2002:binary"
-_INT_TAG = "tag:yaml.org,2002:int"
-_FLOAT_TAG = "tag:yaml.org,2002:float"
+_TAG = "tag:yaml.org,2002:"  # the resolved tags: _TAG + "map", "seq", "merge", "null", "int", ...
 # Plain scalars YAML 1.1 (PyYAML) reads in another base, silently: `1:30` is the base-60 number 90 and
 # `0123` the octal 83. Nobody writes either meaning on purpose in a config (YAML 1.2 dropped both).
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
@@ -117,7 +110,7 @@ def load_yaml(text: str, source: str, *, strict: bool = True, budget: Budget | N
     together with the schema's errors.
     """
     loader, root = _compose(text, source, budget or Budget())
-    if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
+    if root is None or (root.tag == _TAG + "null" and root.value == ""):  # "" or "---"
         return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
     if not isinstance(root, MappingNode):
         where = _mark(root)
@@ -353,7 +346,7 @@ class _Builder:
         if id(node) in self._active:
             self.problem(path, _mark(node), "an alias refers to a node that contains it")
             return None
-        if node.tag not in (_MAP_TAG, _SEQ_TAG):
+        if node.tag not in (_TAG + "map", _TAG + "seq"):
             self.problem(path, _mark(node), f"unsupported YAML tag {node.tag!r}")
             return None
         self._active.add(id(node))
@@ -370,7 +363,7 @@ class _Builder:
         if surrogate is not None:
             self.problem(path, _mark(node), surrogate)
             return None
-        if node.tag == _BINARY_TAG and not key:  # pydantic would decode it into a str silently
+        if node.tag == _TAG + "binary" and not key:  # pydantic would decode it into a str silently
             self.problem(
                 path, _mark(node), "!!binary gives bytes, which no config value takes; write the text"
             )
@@ -384,7 +377,7 @@ class _Builder:
                 message = f"YAML 1.1 reads this as {base}: quote it if you mean text, or write the number in decimal"
             self.problem(path, _mark(node), message)
             return None
-        if node.tag == _TIMESTAMP_TAG:
+        if node.tag == _TAG + "timestamp":
             return node.value  # keep dates as written rather than datetime objects
         try:
             return self.loader.construct_object(node)
@@ -396,11 +389,11 @@ class _Builder:
     def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:  # `<<: *base` - explicit keys win, so merge first
+            if key_node.tag == _TAG + "merge":  # `<<: *base` - explicit keys win, so merge first
                 result.update(self._merged(value_node, path))
         seen: dict[str, Mark] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
+            if key_node.tag == _TAG + "merge":
                 continue
             key_mark = _mark(key_node)
             key = self._key(key_node, path, key_mark)
@@ -461,7 +454,7 @@ def _surrogate_problem(text: str) -> str | None:
 
 def _other_base(node: ScalarNode) -> str | None:
     """The base YAML 1.1 reads a plain `1:30` (60) or `0123` (8) in, named; None for any other scalar."""
-    if node.style is not None or node.tag not in (_INT_TAG, _FLOAT_TAG):
+    if node.style is not None or node.tag not in (_TAG + "int", _TAG + "float"):
         return None
     if _SEXAGESIMAL.fullmatch(node.value):
         return "a base-60 (sexagesimal) number"
