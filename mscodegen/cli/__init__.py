@@ -143,7 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"mscodegen.cli.{name}").add(sub)
+        module = importlib.import_module(f"mscodegen.cli.{name}")
+        module.add(sub)
+        list(sub.choices.values())[-1].set_defaults(func=module.run)  # the parser add() just made
     return parser
 
 

@@ -23,7 +23,6 @@ def add(sub: SubParsers) -> None:
         default=None,
         help="output directory (default: every directory under generated/ with a lock file)",
     )
-    diff.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

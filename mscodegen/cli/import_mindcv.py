@@ -52,7 +52,6 @@ def add(sub: SubParsers) -> None:
         help="devices the recipe runs on (distribute: true): mindcv's batch_size is per device, "
         "mscodegen's is global, so it is multiplied by N (default: %(default)s)",
     )
-    import_mindcv.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

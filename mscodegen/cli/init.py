@@ -23,7 +23,6 @@ def add(sub: SubParsers) -> None:
     init.add_argument("example", nargs="?", help="an example's name, or a unique part of it (quickstart)")
     init.add_argument("config", nargs="?", type=Path, help="the config to write (default: ./<example>.yaml)")
     init.add_argument("--list", action="store_true", help="list the examples, one line each")
-    init.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,7 +27,6 @@ def add(sub: SubParsers) -> None:
         help="overwrite files you edited (each is kept as <file>.bak, or .bak.1, ... if that exists); "
         "also replaces a lock that cannot be read, and scripts that are not UTF-8",
     )
-    new.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -65,7 +65,6 @@ def add(sub: SubParsers) -> None:
         help="run the scripts (and msrun, and the weights check) with this interpreter, e.g. another "
         "environment's MindSpore version; mscodegen itself keeps running here (default: this Python)",
     )
-    parity.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,7 +28,6 @@ def add(sub: SubParsers) -> None:
         metavar="PNG",
         help="the image to write: .png (added when the name has no suffix), .svg or .pdf",
     )
-    plot.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,7 +22,6 @@ def add(sub: SubParsers) -> None:
         action="store_true",
         help="merge even into a directory generated from another config (its lock names that config)",
     )
-    update.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

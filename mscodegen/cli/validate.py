@@ -38,7 +38,6 @@ def add(sub: SubParsers) -> None:
         default=600,
         help="with --run: seconds per variant (default: %(default)s)",
     )
-    validate.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
