@@ -145,7 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"mscodegen.cli.{name}")
         module.add(sub)
-        list(sub.choices.values())[-1].set_defaults(func=module.run)  # the parser add() just made
+        command = list(sub.choices.values())[-1]  # the parser add() just made
+        command.set_defaults(func=module.run)
+        command.formatter_class = argparse.RawDescriptionHelpFormatter  # descriptions and examples as written
     return parser
 
 

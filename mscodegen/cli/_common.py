@@ -24,7 +24,6 @@ def command(sub: SubParsers, name: str, help_: str, example: str) -> argparse.Ar
         help=help_,
         description=help_,
         epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
 

@@ -17,7 +17,6 @@ def add(sub: SubParsers) -> None:
         "subplot each, one labelled curve per file. Needs matplotlib: pip install -e '.[plot]' in the mscodegen checkout.",
         epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"
         "  mscodegen plot model/loss.jsonl native/loss.jsonl model/eval.jsonl -o runs.png",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     plot.add_argument("logs", type=Path, nargs="+", metavar="LOG")
     plot.add_argument(
