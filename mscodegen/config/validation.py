@@ -32,8 +32,9 @@ def from_validation_error(
         raw_loc, kind = tuple(error["loc"]), error["type"]
         loc = _without_tags(model, raw_loc)
         ctx = error.get("ctx") or {}
+        discriminator = str(ctx.get("discriminator", "")).strip("'")
+        path, mark = loaded.mark_for(loc)
         if kind == "union_tag_invalid":
-            discriminator = str(ctx.get("discriminator", "")).strip("'")
             path, mark = loaded.mark_for((*loc, discriminator))
             tag, expected = str(ctx.get("tag")), str(ctx.get("expected_tags"))
             message = unsupported(tag) or (
@@ -41,11 +42,8 @@ def from_validation_error(
                 + _closest(tag, expected)
             )
         elif kind == "union_tag_not_found":
-            discriminator = str(ctx.get("discriminator", "")).strip("'")
-            path, mark = loaded.mark_for(loc)
             message = f"missing key '{discriminator}', which selects the kind of entry"
         elif kind == "missing":
-            path, mark = loaded.mark_for(loc)
             message = f"missing required key '{loc[-1]}'"
         elif kind == "extra_forbidden":
             key_path, mark = loaded.mark_for(loc, key=True)
@@ -57,7 +55,6 @@ def from_validation_error(
             path, mark = loaded.mark_for(loc[:-1], key=True)
             message = _plain_message(error["msg"], kind, error.get("input"), ctx)
         else:
-            path, mark = loaded.mark_for(loc)
             message = _plain_message(error["msg"], kind, error.get("input"), ctx)
             if kind == "literal_error" and isinstance(error.get("input"), str):
                 message += _closest(error["input"], str(ctx.get("expected", "")))
