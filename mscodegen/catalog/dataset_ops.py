@@ -69,16 +69,12 @@ def load_table() -> dict[str, Any]:
     return table
 
 
-def _ops() -> dict[str, Op]:
-    ops: dict[str, Op] = load_table()["ops"]
-    return ops
-
-
 def check_op(name: str, kwargs: Mapping[str, object]) -> list[str]:
     """Problems with one pipeline entry `{name: kwargs}`; empty when the table accepts it."""
-    op = _ops().get(name)
+    ops: dict[str, Op] = load_table()["ops"]
+    op = ops.get(name)
     if op is None:
-        return [f"unknown dataset op `{name}`{suggest(name, sorted(_ops()))}"]
+        return [f"unknown dataset op `{name}`{suggest(name, sorted(ops))}"]
     params = {p["name"]: p for p in op["params"]}
     problems = [problem for p in op["params"] if (problem := _param_problem(name, p, kwargs))]
     for key, value in kwargs.items():

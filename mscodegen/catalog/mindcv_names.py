@@ -32,10 +32,7 @@ NO_WEIGHT_DECAY = {"vit_": ("pos_embed", "cls_token"), "mae_": ("pos_embed", "cl
 
 def no_weight_decay(name: str) -> tuple[str, ...]:
     """The parameters mindcv's model `name` exempts from weight decay by its no_weight_decay()."""
-    for prefix, names in NO_WEIGHT_DECAY.items():
-        if name.startswith(prefix):
-            return names
-    return ()
+    return next((names for prefix, names in NO_WEIGHT_DECAY.items() if name.startswith(prefix)), ())
 
 
 def returns_aux_logits(name: str, kwargs: Mapping[str, object]) -> bool:

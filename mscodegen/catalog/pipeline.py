@@ -85,16 +85,26 @@ def entry_problems(entry: object, column: str) -> list[str]:
         if not isinstance(kwargs, Mapping):
             return [f"`{mindcv_augment.NAME}`: the arguments of an op are a mapping of keyword: value"]
         return mindcv_augment.kwargs_problems(dict(kwargs), load_table()["enums"]["Inter"]["members"])
+    return _op_problems(entry, column)
+
+
+def _op_problems(entry: object, column: str, *, batch: bool = False) -> list[str]:
+    """The table's problems with one entry of `column`'s pipeline (`batch`: data.train.batch_transforms),
+    then those with its place and its values."""
     problems = [msg for _, msg in check_pipeline([entry])]
     if problems:
         return problems
     assert isinstance(entry, Mapping)
     name, kwargs = split_entry(entry)
     op = _op(name)
-    if op["input"] == "batch":
+    if not batch and op["input"] == "batch":
         return [f"{name} mixes whole batches: it cannot run in the per-column pipeline of `{column}`"]
-    if MODULE_ALIASES.get(op["module"]) is None:
+    if not batch and MODULE_ALIASES.get(op["module"]) is None:
         return [f"{name} is not a mindspore.dataset op"]
+    if batch and op["input"] != "batch":
+        return [f"{name} works on one sample: put it in data.train.transforms"]
+    if batch and name == "MixUp":
+        return ["vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"]
     params = {p["name"]: p for p in op["params"]}
     for key, value in kwargs.items():
         problems += _value_problems(name, params[key], value, column)
@@ -175,28 +185,20 @@ def _tuple_only(stated_type: str) -> bool:
 
 
 def modules(entries: Sequence[Entry]) -> set[str]:
-    """The script-level modules (`vision`, `transforms`, `text`, `ms`) the rendered entries use."""
+    """The script-level modules (`vision`, `transforms`, `text`, `ms`) the rendered entries use: the first
+    part of every name they call or refer to (mindcv.auto_augment's function is one name, imported alone)."""
     used: set[str] = set()
-    for entry in entries:
-        name, kwargs = split_entry(entry)
-        if name == mindcv_augment.NAME:  # the function's own name: plan/imports.py imports it from mindcv
-            used.add(mindcv_augment.function(kwargs["policy"]))
-            used |= {"vision"} if "interpolation" in kwargs else set()
-            continue
-        op = _op(name)
-        used.add(MODULE_ALIASES[op["module"]])
-        for param in op["params"]:
-            if param["name"] not in kwargs:
-                continue
-            value = kwargs[param["name"]]
-            if "dtype" in param["accepts"]:
-                used.add("ms")
-            elif "ops" in param["accepts"]:
-                used |= modules(value if isinstance(value, list) else [value])
-            elif isinstance(value, str):
-                for kind in param["accepts"]:
-                    if kind.startswith("enum:") and value in load_table()["enums"][kind[5:]]["members"]:
-                        used.add(_enum_prefix(kind[5:]).split(".")[0])  # type: ignore[union-attr]
+
+    def visit(value: Any) -> None:
+        if isinstance(value, Call | Name):
+            used.add((value.func if isinstance(value, Call) else value.name).split(".")[0])
+        if isinstance(value, Call):
+            visit([*value.args, *dict(value.kwargs).values()])
+        elif isinstance(value, list | tuple | dict):
+            for item in value.values() if isinstance(value, dict) else value:
+                visit(item)
+
+    visit([render(e) for e in entries])
     return used
 
 
@@ -266,20 +268,7 @@ NEEDS_ONE_HOT = ("MixUpBatch", "CutMixBatch")
 
 def batch_entry_problems(entry: object) -> list[str]:
     """Every problem with one data.train.batch_transforms entry."""
-    problems = [msg for _, msg in check_pipeline([entry])]
-    if problems:
-        return problems
-    assert isinstance(entry, Mapping)
-    name, kwargs = split_entry(entry)
-    op = _op(name)
-    if op["input"] != "batch":
-        return [f"{name} works on one sample: put it in data.train.transforms"]
-    if name == "MixUp":
-        return ["vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"]
-    params = {p["name"]: p for p in op["params"]}
-    for key, value in kwargs.items():
-        problems += _value_problems(name, params[key], value, "batch")
-    return problems
+    return _op_problems(entry, "batch", batch=True)
 
 
 def render_batch(entry: Entry) -> Call:

@@ -169,22 +169,13 @@ def value_problem(owner: str, key: str, doc_type: str | None, value: object) -> 
     shown = shown if len(shown) <= _MAX_SHOWN else shown[: _MAX_SHOWN - 1] + "…"
     if rule.kind is not None and not _is_kind(value, rule.kind):
         hint = ""
-        if (
-            rule.kind == "float"
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and abs(value) < 2**53
-        ):
+        if rule.kind == "float" and type(value) is int and abs(value) < 2**53:
             hint = f": write {float(value)!r}"
         return f"expected {_KIND_TEXT[rule.kind]}, got {shown} ({owner} checks the type){hint}"
     if rule.choices and value not in rule.choices:
         choices = ", ".join(repr(c) for c in rule.choices)
         return f"{shown} is not one of {choices}{did_you_mean(str(value), rule.choices)}"
-    if (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and (rule.low, rule.high) != (None, None)
-    ):
+    if isinstance(value, int | float) and _is_kind(value, "number") and (rule.low, rule.high) != (None, None):
         too_low = rule.low is not None and (value <= rule.low if rule.low_open else value < rule.low)
         too_high = rule.high is not None and (value >= rule.high if rule.high_open else value > rule.high)
         if too_low or too_high or (isinstance(value, float) and math.isnan(value)):

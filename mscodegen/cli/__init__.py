@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import signal
 import sys
 import threading
@@ -15,21 +16,23 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 from mscodegen import __version__
-from mscodegen.cli import (
-    diff,
-    explain,
-    import_mindcv,
-    init,
-    new,
-    parity,
-    plot,
-    record,
-    schema,
-    show,
-    update,
-    validate,
-)
 from mscodegen.cli._common import EXIT_CONFIG, EXIT_FAIL
+
+# In the order `--help` lists them; each is the module mscodegen/cli/<name>.py
+COMMANDS = (
+    "init",
+    "new",
+    "validate",
+    "schema",
+    "update",
+    "diff",
+    "parity",
+    "show",
+    "explain",
+    "record",
+    "plot",
+    "import_mindcv",
+)
 
 EXAMPLES = """\
 examples:
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from mscodegen.config.errors import ConfigError
-    from mscodegen.output.write import WriteError
+    from mscodegen.output.lock import WriteError
     from mscodegen.render.fmt import GeneratedCodeError
 
     func: Callable[[argparse.Namespace], int] = args.func
@@ -139,21 +142,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (
-        init,
-        new,
-        validate,
-        schema,
-        update,
-        diff,
-        parity,
-        show,
-        explain,
-        record,
-        plot,
-        import_mindcv,
-    ):
+    for name in COMMANDS:
+        module = importlib.import_module(f"mscodegen.cli.{name}")
         module.add(sub)
+        command = list(sub.choices.values())[-1]  # the parser add() just made
+        command.set_defaults(func=module.run)
+        command.formatter_class = argparse.RawDescriptionHelpFormatter  # descriptions and examples as written
     return parser
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from mscodegen.config.load import LoadedConfig
-    from mscodegen.output.write import LockMeta
+    from mscodegen.output.lock import LockMeta
     from mscodegen.plan import Variant
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # add_subparsers()'s
@@ -24,7 +24,6 @@ def command(sub: SubParsers, name: str, help_: str, example: str) -> argparse.Ar
         help=help_,
         description=help_,
         epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
 
@@ -78,8 +77,9 @@ def prepare(args: argparse.Namespace, *, same_config: bool = False) -> tuple[Pat
     replaces it).
     """
     from mscodegen.output.generate import default_out_dir, generate, lock_meta
+    from mscodegen.output.lock import LOCK_NAME, LockError, read_lock
     from mscodegen.output.lock import same_config as same
-    from mscodegen.output.write import LOCK_NAME, LockError, OtherConfigError, read_lock
+    from mscodegen.output.write import OtherConfigError
 
     loaded = load(args.config, args.set or ())
     out_dir = args.out or default_out_dir(loaded)

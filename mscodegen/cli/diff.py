@@ -23,11 +23,11 @@ def add(sub: SubParsers) -> None:
         default=None,
         help="output directory (default: every directory under generated/ with a lock file)",
     )
-    diff.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mscodegen.output.write import LOCK_NAME, user_edits
+    from mscodegen.output.lock import LOCK_NAME
+    from mscodegen.output.write import user_edits
 
     dirs = [args.dir] if args.dir else sorted(p.parent for p in Path("generated").glob(f"*/{LOCK_NAME}"))
     if not dirs:

@@ -21,7 +21,6 @@ def add(sub: SubParsers) -> None:
     explain.add_argument("key", nargs="?", default=None, help="a dotted config key (with CONFIG)")
     explain.add_argument("--out", type=Path, default=None, help="output directory the scripts are for")
     overrides(explain)
-    explain.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

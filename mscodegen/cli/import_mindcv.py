@@ -24,7 +24,6 @@ def add(sub: SubParsers) -> None:
         "  mscodegen import-mindcv configs/resnet/resnet_18_ascend.yaml -o resnet18.yaml --devices 8\n"
         "  mscodegen import-mindcv my_recipe.yaml -o my_run.yaml && mscodegen new my_run.yaml\n"
         "  mscodegen import-mindcv recipe.yaml -o run.yaml --data-path ~/data/imagenet --force",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     import_mindcv.add_argument("recipe", type=Path, metavar="RECIPE")
     import_mindcv.add_argument(
@@ -52,7 +51,6 @@ def add(sub: SubParsers) -> None:
         help="devices the recipe runs on (distribute: true): mindcv's batch_size is per device, "
         "mscodegen's is global, so it is multiplied by N (default: %(default)s)",
     )
-    import_mindcv.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

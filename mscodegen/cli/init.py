@@ -18,12 +18,10 @@ def add(sub: SubParsers) -> None:
         "Nothing that exists is overwritten.",
         epilog="examples:\n  mscodegen init --list\n  mscodegen init quickstart my.yaml && mscodegen new my.yaml\n"
         "  python generated/my/train_model.py --max-steps 5",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     init.add_argument("example", nargs="?", help="an example's name, or a unique part of it (quickstart)")
     init.add_argument("config", nargs="?", type=Path, help="the config to write (default: ./<example>.yaml)")
     init.add_argument("--list", action="store_true", help="list the examples, one line each")
-    init.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,13 +27,13 @@ def add(sub: SubParsers) -> None:
         help="overwrite files you edited (each is kept as <file>.bak, or .bak.1, ... if that exists); "
         "also replaces a lock that cannot be read, and scripts that are not UTF-8",
     )
-    new.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import shlex
 
-    from mscodegen.output.write import LOCK_NAME, check, user_edits, write_new
+    from mscodegen.output.lock import LOCK_NAME
+    from mscodegen.output.write import check, user_edits, write_new
 
     out_dir, files, meta = prepare(args)
     if args.check:

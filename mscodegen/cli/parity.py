@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from mscodegen.cli._common import EXIT_CONFIG, SubParsers, command, overrides
 
@@ -64,11 +65,10 @@ def add(sub: SubParsers) -> None:
         help="run the scripts (and msrun, and the weights check) with this interpreter, e.g. another "
         "environment's MindSpore version; mscodegen itself keeps running here (default: this Python)",
     )
-    parity.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mscodegen.run.parity import EXIT_TIMEOUT, ScriptTimeout
+    from mscodegen.run.parity import EXIT_TIMEOUT, ScriptTimeout, run_parity
 
     # refused before anything runs (MindSpore's import alone takes seconds)
     for flag, value, least in (
@@ -88,37 +88,20 @@ def run(args: argparse.Namespace) -> int:
             f"error: --timeout must be a positive number of seconds (got {args.timeout:g})", file=sys.stderr
         )
         return EXIT_CONFIG
+    common: dict[str, Any] = {
+        "steps": args.steps,
+        "epochs": args.epochs,
+        "keep": args.keep,
+        "timeout": args.timeout,
+        "overrides": args.set or (),
+        "python": args.python,
+    }
     try:
-        return _run(args)
+        if args.resume_at is not None:
+            from mscodegen.run.resume_parity import run_resume_parity
+
+            return run_resume_parity(args.target, resume_at=args.resume_at, **common)
+        return run_parity(args.target, workers=args.workers, plot=args.plot, **common)
     except ScriptTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_TIMEOUT
-
-
-def _run(args: argparse.Namespace) -> int:
-    from mscodegen.run.parity import run_parity
-
-    if args.resume_at is not None:
-        from mscodegen.run.resume_parity import run_resume_parity
-
-        return run_resume_parity(
-            args.target,
-            resume_at=args.resume_at,
-            steps=args.steps,
-            epochs=args.epochs,
-            keep=args.keep,
-            timeout=args.timeout,
-            overrides=args.set or (),
-            python=args.python,
-        )
-    return run_parity(
-        args.target,
-        overrides=args.set or (),
-        steps=args.steps,
-        epochs=args.epochs,
-        keep=args.keep,
-        timeout=args.timeout,
-        workers=args.workers,
-        plot=args.plot,
-        python=args.python,
-    )

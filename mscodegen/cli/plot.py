@@ -17,7 +17,6 @@ def add(sub: SubParsers) -> None:
         "subplot each, one labelled curve per file. Needs matplotlib: pip install -e '.[plot]' in the mscodegen checkout.",
         epilog="examples:\n  mscodegen plot run/loss.jsonl -o loss.png\n"
         "  mscodegen plot model/loss.jsonl native/loss.jsonl model/eval.jsonl -o runs.png",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     plot.add_argument("logs", type=Path, nargs="+", metavar="LOG")
     plot.add_argument(
@@ -28,7 +27,6 @@ def add(sub: SubParsers) -> None:
         metavar="PNG",
         help="the image to write: .png (added when the name has no suffix), .svg or .pdf",
     )
-    plot.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

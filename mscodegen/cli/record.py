@@ -29,7 +29,6 @@ def add(sub: SubParsers) -> None:
     record.add_argument(
         "script_args", nargs="*", help="after --: the script's own options, e.g. -- --epochs 2"
     )
-    record.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,13 +9,12 @@ from mscodegen.cli._common import EXIT_OK, SubParsers, command
 
 
 def add(sub: SubParsers) -> None:
-    schema = command(
+    command(
         sub,
         "schema",
         "print the config's JSON Schema (for editor completion)",
         "mscodegen schema > mscodegen.schema.json",
     )
-    schema.set_defaults(func=run)
 
 
 def run(_args: argparse.Namespace) -> int:

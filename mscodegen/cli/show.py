@@ -18,7 +18,6 @@ def add(sub: SubParsers) -> None:
     )
     show.add_argument("config", type=Path)
     overrides(show)
-    show.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,7 +22,6 @@ def add(sub: SubParsers) -> None:
         action="store_true",
         help="merge even into a directory generated from another config (its lock names that config)",
     )
-    update.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{out_dir / name}:{line}: would conflict with your edit (nothing was written)",
                 file=sys.stderr,
             )
-        return EXIT_FAIL if report.has_conflicts else EXIT_OK
+        return EXIT_FAIL if report.conflicts else EXIT_OK
     for path in report.removed:
         print(f"   removed  {path} (a temp file left by an interrupted run)")
     for name, status in report.statuses.items():
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{out_dir / name}:{line}: conflict between your edit and the regenerated code", file=sys.stderr
         )
-    if report.has_conflicts:
+    if report.conflicts:
         kept = ", ".join(str(out_dir / name) for name in report.originals)
         print(f"resolve the <<<<<<< / >>>>>>> blocks; your edited files are kept as {kept}", file=sys.stderr)
         return EXIT_FAIL

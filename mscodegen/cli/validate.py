@@ -38,24 +38,33 @@ def add(sub: SubParsers) -> None:
         default=600,
         help="with --run: seconds per variant (default: %(default)s)",
     )
-    validate.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from mscodegen.config.errors import ConfigError
+    from mscodegen.config.load import hints, weight_problems
 
     failed = 0
     for path in args.config:
         try:
             loaded = load(path, args.set or ())
-            _check_weight_files(loaded)
-            if args.run:
-                _preflight(loaded, args.timeout)
+            # the files the scripts read when they run (network.checkpoint.path), at their key
+            problems = weight_problems(loaded)
+            if args.run and not problems:
+                from mscodegen.run.preflight import run_preflight
+
+                print(
+                    f"{loaded.path}: running both variants for one batch (--fast-dev-run)...", file=sys.stderr
+                )
+                problems = run_preflight(loaded, timeout=args.timeout)
+            if problems:
+                raise ConfigError(problems, str(loaded.path))
         except ConfigError as exc:
             failed += 1
             print(exc, file=sys.stderr)
             continue
-        _print_hints(loaded)
+        for hint in hints(loaded):  # not wrong but surprising: a warning, and the config stays valid
+            print(f"warning: {hint.format(str(loaded.path))}", file=sys.stderr)
         print(f"{path}: ok" + (" (both variants trained and evaluated one batch)" if args.run else ""))
         _shard_note(loaded, args.run)
     return EXIT_CONFIG if failed else EXIT_OK
@@ -75,31 +84,3 @@ def _shard_note(loaded: LoadedConfig, ran: bool) -> None:
             "dataset must be random-access (__getitem__) to be sharded; validate --run checks it",
             file=sys.stderr,
         )
-
-
-def _print_hints(loaded: LoadedConfig) -> None:
-    """What is not wrong but surprises, as warnings at their keys (the config stays valid: exit 0)."""
-    from mscodegen.config.load import hints
-
-    for hint in hints(loaded):
-        print(f"warning: {hint.format(str(loaded.path))}", file=sys.stderr)
-
-
-def _check_weight_files(loaded: LoadedConfig) -> None:
-    """Files the scripts read when they run (network.checkpoint.path): validate reports them at their key."""
-    from mscodegen.config.errors import ConfigError
-    from mscodegen.config.load import weight_problems
-
-    problems = weight_problems(loaded)
-    if problems:
-        raise ConfigError(problems, str(loaded.path))
-
-
-def _preflight(loaded: LoadedConfig, timeout: float) -> None:
-    from mscodegen.config.errors import ConfigError
-    from mscodegen.run.preflight import run_preflight
-
-    print(f"{loaded.path}: running both variants for one batch (--fast-dev-run)...", file=sys.stderr)
-    problems = run_preflight(loaded, timeout=timeout)
-    if problems:
-        raise ConfigError(problems, str(loaded.path))

@@ -147,7 +147,9 @@ def _load(
     if bases is not None:
         entries = [bases] if isinstance(bases, str) else bases
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-            raise _error(loaded, (EXTENDS,), "expected a file name or a list of file names")
+            raise ConfigError(
+                [_problem(loaded, (EXTENDS,), "expected a file name or a list of file names")], source
+            )
         problems: list[Problem] = []
         for i, entry in enumerate(entries):
             at = (EXTENDS,) if isinstance(bases, str) else (EXTENDS, i)
@@ -238,11 +240,7 @@ def _merge(dst: LoadedYaml, src: LoadedYaml, path: YamlPath) -> None:
     _drop(dst, path)
     _set(dst.data, path, new)
     for table, other in ((dst.marks, src.marks), (dst.key_marks, src.key_marks)):
-        table.update(
-            {k: m for k, m in other.items() if k[: len(path)] == path and (table is dst.marks or k != path)}
-        )
-    if path in src.key_marks:
-        dst.key_marks[path] = src.key_marks[path]
+        table.update({k: m for k, m in other.items() if k[: len(path)] == path})
 
 
 def _apply_set(merged: LoadedYaml, text: str) -> list[Problem]:
@@ -356,22 +354,16 @@ def _mark_all(merged: LoadedYaml, path: YamlPath, value: Any, mark: Mark) -> Non
 
 
 def _rebase_data_paths(merged: LoadedYaml, top_dir: Path) -> None:
+    """A relative `data.*.path` written in a base made relative to the top config (see the module docstring)."""
     data = merged.data.get("data") if isinstance(merged.data, dict) else None
     for split in ("train", "eval"):
         section = data.get(split) if isinstance(data, dict) else None
         value = section.get("path") if isinstance(section, dict) else None
-        mark = merged.marks.get(("data", split, "path"))
-        if (
-            not isinstance(value, str)
-            or mark is None
-            or mark.source in (None, "default")
-            or Path(value).is_absolute()
-        ):
-            continue
-        if mark.source.startswith("--set "):
+        mark = merged.marks.get(("data", split, "path"))  # every mark of the tree names its file or --set
+        if not isinstance(value, str) or mark is None or mark.source is None or Path(value).is_absolute():
             continue
         written_in = Path(mark.source).parent
-        if written_in.resolve() != top_dir.resolve() and isinstance(section, dict):
+        if not mark.source.startswith("--set ") and written_in.resolve() != top_dir.resolve() and section:
             section["path"] = Path(os.path.relpath(written_in / value, top_dir)).as_posix()
 
 
@@ -396,7 +388,3 @@ def _drop(loaded: LoadedYaml, path: YamlPath) -> None:
 def _problem(loaded: LoadedYaml, at: YamlPath, message: str) -> Problem:
     mark = loaded.marks.get(at) or loaded.key_marks.get(at) or Mark(0, 0, loaded.source)
     return Problem(format_path(at), mark.line, mark.column, message, mark.source)
-
-
-def _error(loaded: LoadedYaml, at: YamlPath, message: str) -> ConfigError:
-    return ConfigError([_problem(loaded, at, message)], loaded.source)

@@ -181,19 +181,17 @@ def weight_problems(loaded: LoadedConfig) -> list[Problem]:
     """`mscodegen validate`'s check of the files the scripts read at run time (see weight_file_problems)."""
     if isinstance(loaded.config, GanConfig):
         return []  # a gan's networks load no weights (rejected by its rules)
-    found = weight_file_problems(loaded.config, loaded.path.parent)
-    if loaded.loaded_yaml is None:
-        return [Problem(format_path(key), 1, 1, message) for key, message in found]
-    return with_origin(
-        [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in
-    )
+    return _located(loaded, weight_file_problems(loaded.config, loaded.path.parent))
 
 
 def hints(loaded: LoadedConfig) -> list[Problem]:
     """What is not wrong but surprises (schema/rules/hints.py), at its key: `validate` warns of it, `parity`
     explains a difference with it."""
-    found = dropout_hints(loaded.config, loaded.path.parent)
-    if loaded.loaded_yaml is None:
+    return _located(loaded, dropout_hints(loaded.config, loaded.path.parent))
+
+
+def _located(loaded: LoadedConfig, found: list[tuple[tuple[str | int, ...], str]]) -> list[Problem]:
+    if loaded.loaded_yaml is None:  # a config parity switched to --workers
         return [Problem(format_path(key), None, None, message) for key, message in found]
     return with_origin(
         [problem_at(loaded.loaded_yaml, key, message) for key, message in found], loaded.brought_in

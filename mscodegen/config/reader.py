@@ -22,14 +22,7 @@ from mscodegen.config.errors import MAX_SHOWN_KEY, ConfigError, Problem, format_
 
 YamlPath = tuple[str | int, ...]
 
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_NULL_TAG = "tag:yaml.org,2002:null"
-_BINARY_TAG = "tag:yaml.org,2002:binary"
-_INT_TAG = "tag:yaml.org,2002:int"
-_FLOAT_TAG = "tag:yaml.org,2002:float"
+_TAG = "tag:yaml.org,2002:"  # the resolved tags: _TAG + "map", "seq", "merge", "null", "int", ...
 # Plain scalars YAML 1.1 (PyYAML) reads in another base, silently: `1:30` is the base-60 number 90 and
 # `0123` the octal 83. Nobody writes either meaning on purpose in a config (YAML 1.2 dropped both).
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
@@ -117,26 +110,20 @@ def load_yaml(text: str, source: str, *, strict: bool = True, budget: Budget | N
     together with the schema's errors.
     """
     loader, root = _compose(text, source, budget or Budget())
-    try:
-        if root is None or (root.tag == _NULL_TAG and root.value == ""):  # "" or "---"
-            return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
-        if not isinstance(root, MappingNode):
-            where = _mark(root)
-            problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
-            raise ConfigError([problem], source)
-        builder, data = _build(loader, root, source, strict=strict)
-        return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
-    finally:
-        loader.dispose()
+    if root is None or (root.tag == _TAG + "null" and root.value == ""):  # "" or "---"
+        return LoadedYaml({}, {(): Mark(1, 1)}, {}, source)
+    if not isinstance(root, MappingNode):
+        where = _mark(root)
+        problem = Problem("", where.line, where.column, "the config must be a mapping of keys to values")
+        raise ConfigError([problem], source)
+    builder, data = _build(loader, root, source, strict=strict)
+    return LoadedYaml(data, builder.marks, builder.key_marks, source, builder.problems)
 
 
 def load_value(text: str, source: str) -> Any:
     """One YAML value of any kind (a `--set` VALUE), under the same limits as a config file."""
     loader, root = _compose(text, source, Budget())
-    try:
-        return None if root is None else _build(loader, root, source, strict=True)[1]
-    finally:
-        loader.dispose()
+    return None if root is None else _build(loader, root, source, strict=True)[1]
 
 
 def _build(loader: _Replay, root: Node, source: str, *, strict: bool) -> tuple[_Builder, Any]:
@@ -157,19 +144,14 @@ def _compose(text: str, source: str, budget: Budget) -> tuple[_Replay, Node | No
     if len(text) > MAX_BYTES:  # text from a file was capped when read (budget.bytes is what remains)
         raise ConfigError([Problem("", None, None, _too_large(len(text), Budget()))], source)
     try:
-        events = _events(text, source, budget)
-        loader = _Replay(events)
+        loader = _Replay(_events(text, source, budget))
+        return loader, loader.get_single_node()
     except yaml.reader.ReaderError as exc:
         raise _reader_error(exc, text, source) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, source) from None
     except yaml.YAMLError as exc:
         raise ConfigError([Problem("", None, None, f"invalid YAML: {exc}")], source) from None
-    try:
-        return loader, loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        loader.dispose()
-        raise _syntax_error(exc, source) from None
 
 
 class _Replay(Composer, SafeConstructor, Resolver):
@@ -189,9 +171,6 @@ class _Replay(Composer, SafeConstructor, Resolver):
 
     def get_event(self) -> Event:
         return self._events.popleft()
-
-    def dispose(self) -> None:
-        self._events.clear()
 
 
 def _events(text: str, source: str, budget: Budget) -> list[Event]:
@@ -222,13 +201,6 @@ def _events(text: str, source: str, budget: Budget) -> list[Event]:
             raise ConfigError([Problem("", line, column, message)], source)
     budget.events -= len(events)
     return events
-
-
-def load_yaml_file(path: Path, *, strict: bool = True, budget: Budget | None = None) -> LoadedYaml:
-    """Read and parse a YAML file (UTF-8, UTF-16 or UTF-32, with or without a BOM); every failure is a ConfigError."""
-    budget = budget or Budget()
-    raw = read_config_bytes(path, budget)
-    return load_yaml(decode(raw, str(path)), str(path), strict=strict, budget=budget)
 
 
 def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
@@ -270,12 +242,9 @@ def read_config_bytes(path: Path, budget: Budget | None = None) -> bytes:
 
 
 def is_utf8(text: str) -> bool:
-    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """Whether ``text`` (an argument or a file name from the OS) has no bytes that are not UTF-8: Python
+    gives those as surrogates, which UTF-8 cannot encode."""
+    return not any("\ud800" <= c <= "\udfff" for c in text)
 
 
 def file_problem(path: Path, exc: OSError | None = None) -> str:
@@ -377,7 +346,7 @@ class _Builder:
         if id(node) in self._active:
             self.problem(path, _mark(node), "an alias refers to a node that contains it")
             return None
-        if node.tag not in (_MAP_TAG, _SEQ_TAG):
+        if node.tag not in (_TAG + "map", _TAG + "seq"):
             self.problem(path, _mark(node), f"unsupported YAML tag {node.tag!r}")
             return None
         self._active.add(id(node))
@@ -394,7 +363,7 @@ class _Builder:
         if surrogate is not None:
             self.problem(path, _mark(node), surrogate)
             return None
-        if node.tag == _BINARY_TAG and not key:  # pydantic would decode it into a str silently
+        if node.tag == _TAG + "binary" and not key:  # pydantic would decode it into a str silently
             self.problem(
                 path, _mark(node), "!!binary gives bytes, which no config value takes; write the text"
             )
@@ -408,7 +377,7 @@ class _Builder:
                 message = f"YAML 1.1 reads this as {base}: quote it if you mean text, or write the number in decimal"
             self.problem(path, _mark(node), message)
             return None
-        if node.tag == _TIMESTAMP_TAG:
+        if node.tag == _TAG + "timestamp":
             return node.value  # keep dates as written rather than datetime objects
         try:
             return self.loader.construct_object(node)
@@ -420,11 +389,11 @@ class _Builder:
     def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:  # `<<: *base` - explicit keys win, so merge first
+            if key_node.tag == _TAG + "merge":  # `<<: *base` - explicit keys win, so merge first
                 result.update(self._merged(value_node, path))
         seen: dict[str, Mark] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
+            if key_node.tag == _TAG + "merge":
                 continue
             key_mark = _mark(key_node)
             key = self._key(key_node, path, key_mark)
@@ -485,7 +454,7 @@ def _surrogate_problem(text: str) -> str | None:
 
 def _other_base(node: ScalarNode) -> str | None:
     """The base YAML 1.1 reads a plain `1:30` (60) or `0123` (8) in, named; None for any other scalar."""
-    if node.style is not None or node.tag not in (_INT_TAG, _FLOAT_TAG):
+    if node.style is not None or node.tag not in (_TAG + "int", _TAG + "float"):
         return None
     if _SEXAGESIMAL.fullmatch(node.value):
         return "a base-60 (sexagesimal) number"

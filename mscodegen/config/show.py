@@ -11,11 +11,8 @@ from typing import Any
 
 from mscodegen.config.load import LoadedConfig
 
-_INDENT = "  "
-
 
 def render_show(loaded: LoadedConfig) -> str:
-    """The resolved config of `loaded` as annotated YAML text."""
     data = loaded.config.model_dump(mode="json", by_alias=True, exclude_none=True)
     lines: list[str] = []
     _emit(data, (), 0, lines, loaded)
@@ -31,39 +28,27 @@ def _origin(loaded: LoadedConfig, path: tuple[str | int, ...]) -> str:
     return f"{source}:{mark.line}" if mark.line else source
 
 
-def _scalar(value: Any) -> str:
-    # JSON is valid YAML for scalars and flat lists; strings always quoted so nothing re-types.
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _is_flat(value: Any) -> bool:
-    return isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
-
-
 def _emit(
     value: Any, path: tuple[str | int, ...], depth: int, lines: list[str], loaded: LoadedConfig
 ) -> None:
-    pad = _INDENT * depth
+    """`value` (a mapping, or a list holding mappings or lists) as lines indented `depth` levels; a scalar
+    or a flat list is JSON, which is valid YAML (strings always quoted, so nothing re-types)."""
+    pad = "  " * depth
     if isinstance(value, dict):
         for key, item in value.items():
             here = (*path, key)
-            if isinstance(item, dict) and item or isinstance(item, list) and item and not _is_flat(item):
+            nested = isinstance(item, list) and any(isinstance(v, dict | list) for v in item)
+            if isinstance(item, dict) and item or nested:
                 lines.append(f"{pad}{key}:  # {_origin(loaded, here)}")
                 _emit(item, here, depth + 1, lines, loaded)
             else:
-                lines.append(f"{pad}{key}: {_scalar(item)}  # {_origin(loaded, here)}")
+                lines.append(f"{pad}{key}: {json.dumps(item, ensure_ascii=False)}  # {_origin(loaded, here)}")
         return
-    for i, item in enumerate(value):  # a list holding mappings or lists
+    for i, item in enumerate(value):
         here = (*path, i)
         if isinstance(item, dict) and item:
-            first, *rest = _block(item, here, depth + 1, loaded)
-            lines.append(f"{pad}- {first.lstrip()}")
-            lines.extend(rest)
+            block: list[str] = []
+            _emit(item, here, depth + 1, block, loaded)
+            lines += [f"{pad}- {block[0].lstrip()}", *block[1:]]
         else:
-            lines.append(f"{pad}- {_scalar(item)}  # {_origin(loaded, here)}")
-
-
-def _block(item: dict[str, Any], path: tuple[str | int, ...], depth: int, loaded: LoadedConfig) -> list[str]:
-    out: list[str] = []
-    _emit(item, path, depth, out, loaded)
-    return out
+            lines.append(f"{pad}- {json.dumps(item, ensure_ascii=False)}  # {_origin(loaded, here)}")

@@ -24,21 +24,17 @@ _NOT_A_MAPPING = ("model_type", "model_attributes_type", "dict_type")
 
 
 def from_validation_error(
-    exc: pydantic.ValidationError,
-    loaded: LoadedYaml,
-    model: type[BaseModel] | None = None,
+    exc: pydantic.ValidationError, loaded: LoadedYaml, model: type[BaseModel]
 ) -> ConfigError:
-    """Translate pydantic errors into Problems positioned in the YAML source.
-
-    Pass ``model`` (the validated class) to get "did you mean" suggestions for unknown keys.
-    """
+    """Translate pydantic errors of validating `model` into Problems positioned in the YAML source."""
     problems = []
     for error in exc.errors(include_url=False):
         raw_loc, kind = tuple(error["loc"]), error["type"]
         loc = _without_tags(model, raw_loc)
         ctx = error.get("ctx") or {}
+        discriminator = str(ctx.get("discriminator", "")).strip("'")
+        path, mark = loaded.mark_for(loc)
         if kind == "union_tag_invalid":
-            discriminator = str(ctx.get("discriminator", "")).strip("'")
             path, mark = loaded.mark_for((*loc, discriminator))
             tag, expected = str(ctx.get("tag")), str(ctx.get("expected_tags"))
             message = unsupported(tag) or (
@@ -46,11 +42,8 @@ def from_validation_error(
                 + _closest(tag, expected)
             )
         elif kind == "union_tag_not_found":
-            discriminator = str(ctx.get("discriminator", "")).strip("'")
-            path, mark = loaded.mark_for(loc)
             message = f"missing key '{discriminator}', which selects the kind of entry"
         elif kind == "missing":
-            path, mark = loaded.mark_for(loc)
             message = f"missing required key '{loc[-1]}'"
         elif kind == "extra_forbidden":
             key_path, mark = loaded.mark_for(loc, key=True)
@@ -62,7 +55,6 @@ def from_validation_error(
             path, mark = loaded.mark_for(loc[:-1], key=True)
             message = _plain_message(error["msg"], kind, error.get("input"), ctx)
         else:
-            path, mark = loaded.mark_for(loc)
             message = _plain_message(error["msg"], kind, error.get("input"), ctx)
             if kind == "literal_error" and isinstance(error.get("input"), str):
                 message += _closest(error["input"], str(ctx.get("expected", "")))
@@ -70,26 +62,30 @@ def from_validation_error(
     return ConfigError(problems, loaded.source)
 
 
-def _without_tags(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+def _without_tags(model: type[BaseModel], loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
     """Drop the tags pydantic inserts after a discriminated union.
 
     Without this, ``("optimizer", "momentum", "lr")`` (tag ``momentum``) would be resolved through the
     Momentum optimizer's own ``momentum`` key and every error would land on that key.
     """
-    if model is None:
-        return loc
     kept: list[str | int] = []
     candidates: list[Any] = [model]
     for element in loc:
-        models = [tp for tp in _flatten(candidates) if _is_model(tp)]
-        if len(models) > 1 and isinstance(element, str):
-            tagged = [tp for tp in models if _has_tag(tp, element)]
-            if tagged:
-                candidates = tagged
-                continue
-        kept.append(element)
-        candidates = _step(candidates, element) or candidates
+        tagged = _tagged(candidates, element)
+        if not tagged:
+            kept.append(element)
+        candidates = tagged or _step(candidates, element) or candidates
     return tuple(kept)
+
+
+def _tagged(candidates: list[Any], element: str | int) -> list[Any]:
+    """The members of a discriminated union among `candidates` that `element` is the tag of: pydantic puts
+    the tag right after the union, and it wins over a field that happens to share its name (Momentum is
+    tagged "momentum" and has a "momentum" field)."""
+    models = [tp for tp in _flatten(candidates) if _is_model(tp)]
+    if len(models) > 1 and isinstance(element, str):
+        return [tp for tp in models if _has_tag(tp, element)]
+    return []
 
 
 def _plain_message(msg: str, kind: str, value: Any, ctx: Mapping[str, Any]) -> str:
@@ -116,41 +112,29 @@ def _closest(value: str, expected: str) -> str:
     return did_you_mean(value, re.findall(r"'([^']*)'", expected))
 
 
-def _suggestion(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
-    if model is None or not isinstance(loc[-1], str):
-        return ""
-    allowed = _allowed_keys(model, loc[:-1])
-    return did_you_mean(loc[-1], allowed)
-
-
-def _allowed_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
-    """Best effort: the field names of the model(s) that ``loc`` leads to."""
+def _suggestion(model: type[BaseModel], loc: tuple[str | int, ...]) -> str:
+    """ "; did you mean ..." among the keys of the model(s) that ``loc`` leads to (best effort)."""
     candidates: list[Any] = [model]
-    for element in loc:
+    for element in loc[:-1]:
         candidates = _step(candidates, element) or candidates  # unknown element: skip it
-    names = {
-        _key_of(name, info)
+    keys = {
+        info.alias or name
         for tp in _flatten(candidates)
         if _is_model(tp)
         for name, info in tp.model_fields.items()
     }
-    return sorted(names)
+    return did_you_mean(str(loc[-1]), keys)
 
 
 def _step(candidates: list[Any], element: str | int) -> list[Any]:
-    flat = _flatten(candidates)
-    models = [tp for tp in flat if _is_model(tp)]
-    if len(models) > 1 and isinstance(element, str):
-        # pydantic puts the tag right after a discriminated union; it wins over a field that happens
-        # to share its name (Momentum is tagged "momentum" and has a "momentum" field)
-        tagged = [tp for tp in models if _has_tag(tp, element)]
-        if tagged:
-            return tagged
+    tagged = _tagged(candidates, element)
+    if tagged:
+        return tagged
     found: list[Any] = []
-    for tp in flat:
+    for tp in _flatten(candidates):
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if _is_model(tp) and isinstance(element, str):
-            fields = {_key_of(name, info): info for name, info in tp.model_fields.items()}
+            fields = {info.alias or name: info for name, info in tp.model_fields.items()}
             if element in fields:
                 found.append(fields[element].annotation)
             elif _has_tag(tp, element):
@@ -187,7 +171,3 @@ def _has_tag(model: type[BaseModel], tag: str) -> bool:
 
 def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
-
-
-def _key_of(name: str, info: Any) -> str:
-    return info.alias or name

@@ -21,7 +21,7 @@ from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig
 from mscodegen.output._files import not_utf8
 from mscodegen.output.generate import plans_of
-from mscodegen.output.write import read_lock
+from mscodegen.output.lock import read_lock
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.render import render

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mscodegen import __version__
 from mscodegen.config.load import LoadedConfig
-from mscodegen.output.write import LockMeta
+from mscodegen.output.lock import LockMeta
 from mscodegen.plan import SCRIPT_NAMES, VARIANTS, AnyPlan, AnyShared, Variant, build_plans
 from mscodegen.plan.loop import CHECKPOINTS_NAME
 from mscodegen.plan.predict import PREDICT_NAME, build_predict
@@ -24,7 +24,6 @@ def default_out_dir(loaded: LoadedConfig) -> Path:
 def plans_of(
     loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] = VARIANTS
 ) -> tuple[AnyShared, dict[Variant, AnyPlan]]:
-    """build_plans for `loaded`, written into out_dir."""
     return build_plans(
         loaded.config,
         variants,
@@ -41,12 +40,11 @@ def generate(loaded: LoadedConfig, out_dir: Path, variants: tuple[Variant, ...] 
     callbacks.checkpoint, and launch.sh for data parallel."""
     shared, plans = plans_of(loaded, out_dir, variants)
     sources = {SCRIPT_NAMES[v]: render(plan) for v, plan in plans.items()}
-    files = format_all(sources)
-    predict = build_predict(loaded.config, shared, SCRIPT_NAMES[variants[0]])
-    files.update(format_all({PREDICT_NAME: render(predict)}))
+    sources[PREDICT_NAME] = render(build_predict(loaded.config, shared, SCRIPT_NAMES[variants[0]]))
     checkpoints = render_checkpoints(shared)
     if checkpoints is not None:  # the scripts import it
-        files.update(format_all({CHECKPOINTS_NAME: checkpoints}))
+        sources[CHECKPOINTS_NAME] = checkpoints
+    files = format_all(sources)
     launch = render_launch(shared, SCRIPT_NAMES[variants[0]])
     if launch is not None:
         files[LAUNCH_NAME] = launch

@@ -73,12 +73,9 @@ class Lock:
         return recorded if self.format == 2 else Path(os.path.normpath(Path(out_dir) / recorded))
 
     def to_json(self) -> str:
-        """Deterministic JSON: sorted keys, indent 2, trailing newline."""
-        meta: dict[str, object] = dict(asdict(self.meta))
+        meta = asdict(self.meta)
         if not self.meta.overrides:
             del meta["overrides"]  # locks without overrides read as before
-        else:
-            meta["overrides"] = list(self.meta.overrides)
         files = {name: {"sha256": digest} for name, digest in self.files.items()}
         doc = {"format": LOCK_FORMAT, "meta": meta, "files": files}
         return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 
 from merge3 import Merge3
 
-__all__ = ["MergeResult", "merge3", "split_lines", "unified_diff"]
-
 _LINE_RE = re.compile(r"(?<=\n)")
 
 
@@ -42,11 +40,6 @@ class MergeResult:
 
     text: str
     conflicts: list[int] = field(default_factory=list)
-
-    @property
-    def has_conflicts(self) -> bool:
-        """True if the text contains at least one conflict block."""
-        return bool(self.conflicts)
 
 
 def split_lines(text: str) -> list[str]:
@@ -79,7 +72,6 @@ class _LineMatcher:
 
 
 def _eol(lines: Sequence[str]) -> str:
-    """Line ending used for markers: CRLF if the first line uses it, else LF."""
     return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
 
 
@@ -90,13 +82,7 @@ def _terminated(lines: Sequence[str], eol: str) -> list[str]:
     return list(lines)
 
 
-def merge3(
-    base: str,
-    ours: str,
-    theirs: str,
-    *,
-    labels: tuple[str, str, str] = ("yours", "pristine", "generated"),
-) -> MergeResult:
+def merge3(base: str, ours: str, theirs: str) -> MergeResult:
     """Merge ``ours`` and ``theirs`` against their common ancestor ``base``.
 
     Regions changed by one side only take that side; regions changed identically
@@ -121,11 +107,11 @@ def merge3(
         if out and not out[-1].endswith("\n"):
             out[-1] += eol
         conflicts.append(len(out) + 1)
-        out.append(f"<<<<<<< {labels[0]}{eol}")
+        out.append(f"<<<<<<< yours{eol}")
         out.extend(_terminated(oc, eol))
-        out.append(f"||||||| {labels[1]}{eol}")
+        out.append(f"||||||| pristine{eol}")
         out.extend(_terminated(bc, eol))
         out.append(f"======={eol}")
         out.extend(_terminated(tc, eol))
-        out.append(f">>>>>>> {labels[2]}{eol}")
+        out.append(f">>>>>>> generated{eol}")
     return MergeResult("".join(out), conflicts)

@@ -44,10 +44,8 @@ def examples_dir() -> Path:
 
 
 def list_examples() -> list[Example]:
-    out = []
-    for path in sorted(examples_dir().glob("*.yaml")):
-        out.append(Example(path.stem, path, _summary(path.read_text(encoding="utf-8"))))
-    return out
+    paths = sorted(examples_dir().glob("*.yaml"))
+    return [Example(path.stem, path, _summary(path.read_text(encoding="utf-8"))) for path in paths]
 
 
 def _summary(text: str, width: int = 90) -> str:

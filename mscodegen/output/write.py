@@ -40,32 +40,6 @@ from mscodegen.output.lock import (
 )
 from mscodegen.output.merge import MergeResult, merge3, unified_diff
 
-__all__ = [  # the lock's names too: callers import them from here
-    "LOCK_NAME",
-    "PRISTINE_DIR",
-    "EditedFilesError",
-    "Lock",
-    "LockError",
-    "LockMeta",
-    "NoLockError",
-    "OtherConfigError",
-    "PristineError",
-    "UndecodableError",
-    "UnresolvedConflictError",
-    "UpdateReport",
-    "WriteError",
-    "WriteReport",
-    "atomic_write",
-    "check",
-    "pristine_path",
-    "read_lock",
-    "read_pristine",
-    "sha256",
-    "update",
-    "user_edits",
-    "write_new",
-]
-
 PRISTINE_DIR = f"{STATE_DIR}/pristine"
 PREVIOUS_DIR = f"{STATE_DIR}/previous"  # pristine texts of an uncommitted write (see the docstring)
 _MARKER_RE = re.compile(r"^<<<<<<< yours\r?$", re.MULTILINE)
@@ -73,8 +47,6 @@ EXECUTABLE_SUFFIXES = (".sh",)  # generated shell scripts (launch.sh) get +x whe
 
 
 class NoLockError(WriteError):
-    """The output directory has no lock file."""
-
     def __init__(self, out_dir: Path) -> None:
         super().__init__(
             f"{out_dir} has no {LOCK_NAME}, so it was not written by `mscodegen new` and there is no "
@@ -114,7 +86,7 @@ class PristineError(WriteError):
 
     def __init__(self, out_dir: Path, name: str, problem: str) -> None:
         self.name = name
-        path = pristine_path(out_dir, name)
+        path = _path(out_dir, name, PRISTINE_DIR)
         super().__init__(
             f"{path} {problem}, so mscodegen cannot tell your edits to {Path(out_dir) / name} "
             "from generated code (nothing was written). Restore it from version control "
@@ -124,8 +96,6 @@ class PristineError(WriteError):
 
 
 class UnresolvedConflictError(WriteError):
-    """A file still holds conflict markers from an earlier ``update``."""
-
     def __init__(self, path: Path) -> None:
         super().__init__(
             f"{path} still has conflict markers from a previous `mscodegen update` "
@@ -134,8 +104,6 @@ class UnresolvedConflictError(WriteError):
 
 
 class EditedFilesError(WriteError):
-    """Files were edited since generation; nothing was written."""
-
     def __init__(self, paths: list[Path]) -> None:
         self.paths = list(paths)
         names = "\n".join(f"  {p}" for p in self.paths)
@@ -168,11 +136,6 @@ class UpdateReport:
     originals: list[str] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)  # stale temp files of a killed write
 
-    @property
-    def has_conflicts(self) -> bool:
-        """True if any file was written with conflict markers."""
-        return bool(self.conflicts)
-
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8, no newline translation) atomically.
@@ -181,7 +144,6 @@ def atomic_write(path: Path, text: str) -> None:
     over ``path``, keeping the old file's mode bits. On failure the temp file is
     removed and the old file (if any) is left as it was.
     """
-    path = Path(path)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:  # new file: what open() would give under the umask
@@ -229,18 +191,9 @@ def _read(path: Path) -> str | None:
         raise UndecodableError(path, not_utf8(raw, exc)) from None
 
 
-def _target(out_dir: Path, name: str) -> Path:
-    """Path of generated file ``name``."""
-    return Path(out_dir, *relative_name(name).parts)
-
-
-def pristine_path(out_dir: Path, name: str) -> Path:
-    """Where the pristine text of generated file ``name`` is kept."""
-    return Path(out_dir, PRISTINE_DIR, *relative_name(name).parts)
-
-
-def _previous_path(out_dir: Path, name: str) -> Path:
-    return Path(out_dir, PREVIOUS_DIR, *relative_name(name).parts)
+def _path(out_dir: Path, name: str, folder: str = "") -> Path:
+    """Where generated file ``name`` is written, or its copy under ``folder`` (PRISTINE_DIR, PREVIOUS_DIR)."""
+    return Path(out_dir, folder, *relative_name(name).parts)
 
 
 def _write(path: Path, text: str, *, executable: bool = True) -> None:
@@ -263,12 +216,11 @@ def read_pristine(out_dir: Path, lock: Lock) -> tuple[dict[str, str], dict[str, 
     The copy under ``PRISTINE_DIR`` is used, or the one under ``PREVIOUS_DIR`` left by an
     interrupted write.
     """
-    out_dir = Path(out_dir)
     texts: dict[str, str] = {}
     errors: dict[str, PristineError] = {}
     for name, digest in lock.files.items():
-        current = _read_bytes(pristine_path(out_dir, name))
-        previous = _read_bytes(_previous_path(out_dir, name))
+        current = _read_bytes(_path(out_dir, name, PRISTINE_DIR))
+        previous = _read_bytes(_path(out_dir, name, PREVIOUS_DIR))
         for raw in (current, previous):
             if raw is not None and hashlib.sha256(raw).hexdigest() == digest:
                 with contextlib.suppress(UnicodeDecodeError):  # a hash edited to match other bytes
@@ -298,12 +250,12 @@ def _commit(
     new = _next_lock(old, files, meta)
     for name in new.files:
         text = files.get(name, old_texts.get(name))
-        path = pristine_path(out_dir, name)
+        path = _path(out_dir, name, PRISTINE_DIR)
         if text is None or _read_bytes(path) == text.encode("utf-8"):
             continue  # a kept entry whose copy is unusable stays as it is (PristineError when needed)
         before = old_texts.get(name)
         if old is not None and before is not None:
-            _write(_previous_path(out_dir, name), before, executable=False)
+            _write(_path(out_dir, name, PREVIOUS_DIR), before, executable=False)
         _write(path, text, executable=False)
     _write(out_dir / LOCK_NAME, new.to_json())
     shutil.rmtree(out_dir / PREVIOUS_DIR, ignore_errors=True)
@@ -320,7 +272,6 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
     UTF-8 raises :class:`UndecodableError`, and an unreadable lock :class:`LockError`,
     unless ``force``: then the file is edited and the lock is replaced (kept as a backup).
     """
-    out_dir = Path(out_dir)
     try:
         lock = read_lock(out_dir)
     except LockError:
@@ -332,17 +283,17 @@ def write_new(out_dir: Path, files: dict[str, str], meta: LockMeta, *, force: bo
     current: dict[str, bytes | None] = {}
     edited: list[str] = []
     for name, text in sorted(files.items()):
-        raw = current[name] = _read_bytes(_target(out_dir, name))
+        raw = current[name] = _read_bytes(_path(out_dir, name))
         report.statuses[name] = _new_status(raw, text, pristine.get(name))
         if report.statuses[name] == "overwritten":
             if not force:
-                _read(_target(out_dir, name))  # bytes that are not UTF-8 are named, located
+                _read(_path(out_dir, name))  # bytes that are not UTF-8 are named, located
             edited.append(name)
     if edited and not force:
         for name in edited:
             if name in broken:
                 raise broken[name]
-        raise EditedFilesError([_target(out_dir, n) for n in edited])
+        raise EditedFilesError([_path(out_dir, n) for n in edited])
     report.removed = _remove_stale_temps(out_dir, lock, files)
     _write_with_backups(out_dir, files, current, report, lock_unread=lock is None)
     _commit(out_dir, lock, pristine, files, meta)
@@ -361,13 +312,13 @@ def _write_with_backups(
     lock_path = out_dir / LOCK_NAME
     if lock_unread and (raw_lock := _read_bytes(lock_path)) is not None:
         backup = free_name(lock_path, ".bak")
-        _write_bytes(backup, raw_lock)
+        _replace(backup, raw_lock, None)  # byte for byte: it may hold bytes that are not UTF-8
         report.backups.append(backup.name)
     for name, status in report.statuses.items():
-        path = _target(out_dir, name)
+        path = _path(out_dir, name)
         if status == "overwritten":
             backup = free_name(path, ".bak")
-            _write_bytes(backup, current[name] or b"")
+            _replace(backup, current[name] or b"", None)
             report.backups.append(backup.relative_to(out_dir).as_posix())
         if status != "unchanged":
             _write(path, files[name])
@@ -384,19 +335,12 @@ def _new_status(raw: bytes | None, text: str, pristine: str | None) -> str:
     return "overwritten"
 
 
-def _write_bytes(path: Path, raw: bytes) -> None:
-    """A backup, byte for byte (atomic_write writes text; a backup may hold bytes that are not UTF-8)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, raw, None)
-
-
 def _remove_stale_temps(out_dir: Path, lock: Lock | None, files: dict[str, str]) -> list[Path]:
     """The temp files a killed `new`/`update` left beside the files, their pristine copies and the lock."""
     names = {*files, *(lock.files if lock else ()), LOCK_NAME}
     directories = {out_dir}
     for name in names - {LOCK_NAME}:
-        directories |= {_target(out_dir, name).parent, pristine_path(out_dir, name).parent}
-        directories.add(_previous_path(out_dir, name).parent)
+        directories |= {_path(out_dir, name, folder).parent for folder in ("", PRISTINE_DIR, PREVIOUS_DIR)}
     return remove_stale_temps(sorted(directories), {PurePosixPath(n).name for n in names})
 
 
@@ -405,8 +349,7 @@ def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
 
     An unreadable lock is out of date (``new --force`` replaces it).
     """
-    out_dir = Path(out_dir)
-    stale = [n for n in sorted(files) if _read_bytes(_target(out_dir, n)) != files[n].encode("utf-8")]
+    stale = [n for n in sorted(files) if _read_bytes(_path(out_dir, n)) != files[n].encode("utf-8")]
     try:
         old = read_lock(out_dir)
     except LockError:
@@ -415,7 +358,7 @@ def check(out_dir: Path, files: dict[str, str], meta: LockMeta) -> list[str]:
     if _read_bytes(out_dir / LOCK_NAME) != new_lock.to_json().encode("utf-8"):
         stale.append(LOCK_NAME)
     for name, digest in new_lock.files.items():
-        raw = _read_bytes(pristine_path(out_dir, name))
+        raw = _read_bytes(_path(out_dir, name, PRISTINE_DIR))
         if raw is None or hashlib.sha256(raw).hexdigest() != digest:
             stale.append(f"{PRISTINE_DIR}/{name}")
     return stale
@@ -430,7 +373,6 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
     with unresolved markers from a previous run, or whose pristine copy is
     unusable (:class:`PristineError`), raise before anything is written.
     """
-    out_dir = Path(out_dir)
     lock = read_lock(out_dir)
     if lock is None:
         raise NoLockError(out_dir)
@@ -438,7 +380,7 @@ def update(out_dir: Path, files: dict[str, str], meta: LockMeta, *, dry_run: boo
     report = UpdateReport()
     writes: list[tuple[Path, str]] = []
     for name, theirs in sorted(files.items()):
-        path = _target(out_dir, name)
+        path = _path(out_dir, name)
         ours = _read(path)
         if ours is None:
             status, text = "created", theirs
@@ -496,7 +438,6 @@ def user_edits(out_dir: Path) -> dict[str, str]:
 
     Raises :class:`PristineError` if a pristine copy is unusable.
     """
-    out_dir = Path(out_dir)
     lock = read_lock(out_dir)
     if lock is None:
         raise NoLockError(out_dir)
@@ -505,7 +446,7 @@ def user_edits(out_dir: Path) -> dict[str, str]:
         raise error
     edits = {}
     for name, text in sorted(pristine.items()):
-        current = _read(_target(out_dir, name)) or ""
+        current = _read(_path(out_dir, name)) or ""
         if current != text:
             edits[name] = unified_diff(text, current, name)
     return edits

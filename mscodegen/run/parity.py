@@ -28,7 +28,8 @@ from typing import Any
 from mscodegen.config.errors import ConfigError, Problem
 from mscodegen.config.load import LoadedConfig, hints, load_config
 from mscodegen.output.generate import generate
-from mscodegen.output.write import LOCK_NAME, WriteError, user_edits
+from mscodegen.output.lock import LOCK_NAME, WriteError
+from mscodegen.output.write import user_edits
 from mscodegen.plan import SCRIPT_NAMES
 from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, launch_command, rank_logs, run_launched

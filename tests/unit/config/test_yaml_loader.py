@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from mscodegen.config.compose import compose
 from mscodegen.config.errors import ConfigError, Problem
-from mscodegen.config.reader import LoadedYaml, Mark, load_yaml, load_yaml_file
+from mscodegen.config.reader import LoadedYaml, Mark, load_yaml
 
 CONFIG = """\
 name: demo
@@ -155,29 +156,31 @@ def test_control_characters_are_rejected() -> None:
     assert problems_of("name: a\x07b\n") == [Problem("", 1, 8, "invalid YAML: unacceptable character #x0007")]
 
 
-def test_load_yaml_file(tmp_path: Path) -> None:
+def test_a_config_file_is_read_and_parsed(tmp_path: Path) -> None:
     path = tmp_path / "cfg.yaml"
     path.write_text("name: x\n", encoding="utf-8")
-    loaded = load_yaml_file(path)
+    loaded = compose(path).loaded
     assert (loaded.data, loaded.source) == ({"name": "x"}, str(path))
 
 
-def test_load_yaml_file_failures(tmp_path: Path) -> None:
+def test_a_config_file_that_cannot_be_read(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     with pytest.raises(ConfigError) as info:
-        load_yaml_file(missing)
+        compose(missing)
     assert str(info.value) == f"{missing}: <root>: file not found"
 
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"name: \xff\n")
     with pytest.raises(ConfigError) as info:
-        load_yaml_file(binary)
+        compose(binary)
     assert info.value.problems == [
-        Problem("", 1, 7, "file is not valid UTF-8: byte 0xff at offset 6 (save the file as UTF-8)")
+        Problem(
+            "", 1, 7, "file is not valid UTF-8: byte 0xff at offset 6 (save the file as UTF-8)", str(binary)
+        )
     ]
 
     with pytest.raises(ConfigError) as info:
-        load_yaml_file(tmp_path)
+        compose(tmp_path)
     assert info.value.problems[0].message == "a directory, not a file; a config is a YAML file"
 
 

@@ -157,10 +157,7 @@ def test_crlf_lines_untouched() -> None:
     )
 
 
-def test_custom_labels_and_split_lines() -> None:
-    result = merge3("a\n", "b\n", "c\n", labels=("mine", "base", "new"))
-    assert result.text.splitlines()[0] == "<<<<<<< mine"
-    assert "||||||| base\n" in result.text and ">>>>>>> new\n" in result.text
+def test_split_lines() -> None:
     assert split_lines("a\r\nb\x0cc\nd") == ["a\r\n", "b\x0cc\n", "d"]
     assert split_lines("") == []
 

@@ -191,7 +191,7 @@ def test_update_merges_user_edits_with_new_generation(out: Path) -> None:
     (out / "train.py").write_text(EDITED)
     report = update(out, {"train.py": V2, "eval.py": EVAL}, META)
     assert report.statuses == {"eval.py": "unchanged", "train.py": "merged"}
-    assert not report.has_conflicts and report.conflicts == []
+    assert not report.conflicts and report.conflicts == []
     merged = (out / "train.py").read_text()
     assert merged == V2.replace("lr = 0.01", "lr = 0.003").replace(
         "        loss = train_step(x, y)\n", "        loss = train_step(x, y)\n" + PRINT
@@ -207,7 +207,7 @@ def test_update_conflict_writes_markers_and_orig(out: Path) -> None:
     (out / "train.py").write_bytes(user.encode())
     report = update(out, {"train.py": V2, "eval.py": EVAL}, META)
     assert report.statuses["train.py"] == "conflict"
-    assert report.has_conflicts and report.conflicts == [("train.py", 4)]
+    assert report.conflicts and report.conflicts == [("train.py", 4)]
     assert report.originals == ["train.py.orig"]
     assert (out / "train.py.orig").read_bytes() == user.encode()
     lines = (out / "train.py").read_text().splitlines()
