@@ -24,6 +24,7 @@ from mscodegen.plan.loop import (
     build_checkpoint,
     build_device_notes,
     checkpoint_constants,
+    config_constants,
     loss_scale_constants,
     parallel_constants,
     run_constants,
@@ -297,32 +298,18 @@ def _constants(
     cfg: GanConfig, data_dir: PurePath | None, data_keys: str, config_sha256: str | None, resumable: bool
 ) -> tuple[tuple[Constant, ...], ...]:
     gan = cfg.gan
-    run = run_constants(
-        cfg,
-        data_dir=data_dir,
-        data_keys=data_keys,
-        config_sha256=config_sha256,
-        resumable=resumable,
-        output_dir=gan.samples is not None or cfg.callbacks.checkpoint is not None,
-        checkpoint=cfg.callbacks.checkpoint is not None,
-    )
-    networks = [Constant("LATENT_DIM", gan.latent_dim, "gan.latent_dim")]
+    output_dir = gan.samples is not None or cfg.callbacks.checkpoint is not None
+    run = run_constants(cfg, data_dir, data_keys, config_sha256, resumable, output_dir=output_dir)
+    networks = config_constants(cfg, "gan", "latent_dim")
     if gan.d_steps > 1:
-        networks.append(Constant("D_STEPS", gan.d_steps, "gan.d_steps"))
+        networks += config_constants(cfg, "gan", "d_steps")
     for role in ("generator", "discriminator"):
-        opt, short = getattr(gan, role).optimizer, role[0].upper()
-        networks.append(Constant(f"{short}_LR", opt.lr, f"gan.{role}.optimizer.lr"))
-        if opt.weight_decay:
-            networks.append(
-                Constant(f"{short}_WEIGHT_DECAY", opt.weight_decay, f"gan.{role}.optimizer.weight_decay")
-            )
-        clip = getattr(gan, role).grad_clip
-        if isinstance(clip, GlobalNormClip | NormClip):
-            networks.append(Constant(f"{short}_MAX_NORM", clip.max_norm, f"gan.{role}.grad_clip.max_norm"))
-        elif clip is not None:
-            networks.append(
-                Constant(f"{short}_CLIP_VALUE", clip.clip_value, f"gan.{role}.grad_clip.clip_value")
-            )
+        opt, clip, short = getattr(gan, role).optimizer, getattr(gan, role).grad_clip, f"{role[0].upper()}_"
+        fields = ("lr", "weight_decay") if opt.weight_decay else ("lr",)
+        networks += config_constants(cfg, f"gan.{role}.optimizer", *fields, prefix=short)
+        if clip is not None:
+            field = "max_norm" if isinstance(clip, GlobalNormClip | NormClip) else "clip_value"
+            networks += config_constants(cfg, f"gan.{role}.grad_clip", field, prefix=short)
     critic = gan.discriminator
     if critic.clip_weights is not None:
         networks.append(Constant("D_WEIGHT_CLIP", critic.clip_weights, "gan.discriminator.clip_weights"))
@@ -330,14 +317,8 @@ def _constants(
         networks.append(Constant("GP_WEIGHT", critic.gradient_penalty, "gan.discriminator.gradient_penalty"))
     groups = [run, networks]
     if gan.samples is not None:
-        groups.append(
-            [
-                Constant("SAMPLE_COUNT", gan.samples.count, "gan.samples.count"),
-                Constant("SAMPLE_COLUMNS", gan.samples.columns, "gan.samples.columns"),
-                Constant("SAMPLE_SEED", gan.samples.seed, "gan.samples.seed"),
-                Constant("SAMPLES_DIR", gan.samples.directory, "gan.samples.directory"),
-            ]
-        )
+        samples = config_constants(cfg, "gan.samples", "count", "columns", "seed", prefix="SAMPLE_")
+        groups.append([*samples, Constant("SAMPLES_DIR", gan.samples.directory, "gan.samples.directory")])
     if cfg.callbacks.checkpoint is not None:
         groups.append(checkpoint_constants(cfg))
     groups += [loss_scale_constants(cfg), parallel_constants(cfg)]

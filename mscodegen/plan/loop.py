@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import PurePath
 from typing import Literal
 
@@ -161,13 +162,10 @@ def build_ranked_checkpoints(cfg: Config) -> RankedCheckpoints | None:
     return RankedCheckpoints(maximize=mode == "max")
 
 
-def ranked_checkpoint_constants(cfg: Config) -> list[Constant]:
-    """callbacks.checkpoint.keep_max_by's: the metric that ranks the checkpoints."""
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
-        return []
-    monitor = ckpt.keep_max_by.monitor
-    return [Constant("CHECKPOINT_MONITOR", monitor, "callbacks.checkpoint.keep_max_by.monitor")]
+def config_constants(cfg: Config | GanConfig, section: str, *fields: str, prefix: str = "") -> list[Constant]:
+    """The config's values under `section` as constants: PREFIX + FIELD, each from `section.field`."""
+    values = attrgetter(section)(cfg)
+    return [Constant(prefix + f.upper(), getattr(values, f), f"{section}.{f}") for f in fields]
 
 
 def build_constants(
@@ -180,105 +178,76 @@ def build_constants(
     resumable: bool,
 ) -> tuple[tuple[Constant, ...], ...]:
     """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
-    run = run_constants(
-        cfg,
-        data_dir=data_dir,
-        data_keys=data_keys,
-        config_sha256=config_sha256,
-        resumable=resumable,
-        output_dir=cfg.callbacks.checkpoint is not None,
-        checkpoint=cfg.callbacks.checkpoint is not None,
-    )
-    opt = [Constant("LR", cfg.optimizer.lr, "optimizer.lr")]
-    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
-        opt.append(Constant("WEIGHT_DECAY", cfg.optimizer.weight_decay, "optimizer.weight_decay"))
-    opt += _schedule_constants(cfg)
-    groups = [run, opt, _loss_constants(cfg)]
-    if cfg.data.eval is not None:
-        every = cfg.eval.every_epochs if cfg.eval else 1
-        group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
-        if cfg.eval is not None and cfg.eval.every_steps is not None:
-            group.append(Constant("EVAL_EVERY_STEPS", cfg.eval.every_steps, "eval.every_steps"))
-        early = cfg.callbacks.early_stopping
-        if early is not None:
-            group += [
-                Constant("EARLY_STOP_MONITOR", early.monitor, "callbacks.early_stopping.monitor"),
-                Constant("EARLY_STOP_PATIENCE", early.patience, "callbacks.early_stopping.patience"),
-                Constant("EARLY_STOP_MIN_DELTA", early.min_delta, "callbacks.early_stopping.min_delta"),
-            ]
-        groups.append(group)
     ckpt = cfg.callbacks.checkpoint
+    run = run_constants(cfg, data_dir, data_keys, config_sha256, resumable, output_dir=ckpt is not None)
+    opt = config_constants(cfg, "optimizer", "lr")
+    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
+        opt += config_constants(cfg, "optimizer", "weight_decay")
+    opt += _schedule_constants(cfg)
+    groups = [run, opt]
+    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
+        groups.append(config_constants(cfg, "network", "aux_factor"))  # AuxLogitsLoss's weight
+    if cfg.data.eval is not None:
+        groups.append(_eval_constants(cfg))
     if ckpt is not None:
         group = checkpoint_constants(cfg)
         if ckpt.keep is not None and cfg.data.eval is not None:
-            group += [
-                Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"),
-                Constant("BEST_MONITOR", ckpt.keep.monitor, "callbacks.checkpoint.keep.monitor"),
-            ]
-        group += ranked_checkpoint_constants(cfg)
+            group.append(Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"))
+            group += config_constants(cfg, "callbacks.checkpoint.keep", "monitor", prefix="BEST_")
+        if ckpt.keep_max_by is not None and cfg.data.eval is not None:  # the metric that ranks them
+            group += config_constants(
+                cfg, "callbacks.checkpoint.keep_max_by", "monitor", prefix="CHECKPOINT_"
+            )
         groups.append(group)
     precision = loss_scale_constants(cfg)
     clip = cfg.grad.clip
     if clip is not None:
-        name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
-        precision.append(Constant(name, value, f"grad.clip.{name.lower()}"))
+        precision += config_constants(cfg, "grad.clip", "clip_value" if clip.kind == "value" else "max_norm")
     if step.accumulate:
-        precision.append(Constant("ACCUMULATION_STEPS", step.accumulation_steps, "grad.accumulation_steps"))
+        precision += config_constants(cfg, "grad", "accumulation_steps")
     groups.append(precision)
     if cfg.ema is not None:
-        groups.append(
-            [
-                Constant("EMA_DECAY", cfg.ema.decay, "ema.decay"),
-                Constant("EMA_WARMUP_STEPS", cfg.ema.warmup_steps, "ema.warmup_steps"),
-            ]
-        )
+        groups.append(config_constants(cfg, "ema", "decay", "warmup_steps", prefix="EMA_"))
     groups.append(parallel_constants(cfg))
     return tuple(tuple(group) for group in groups if group)
 
 
-def _loss_constants(cfg: Config) -> list[Constant]:
-    """network.aux_factor: the weight of the auxiliary logits' loss (AuxLogitsLoss)."""
-    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
-        return [Constant("AUX_FACTOR", cfg.network.aux_factor, "network.aux_factor")]
-    return []
+def _eval_constants(cfg: Config) -> list[Constant]:
+    every = cfg.eval.every_epochs if cfg.eval else 1
+    group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
+    if cfg.eval is not None and cfg.eval.every_steps is not None:
+        group += config_constants(cfg, "eval", "every_steps", prefix="EVAL_")
+    if cfg.callbacks.early_stopping is not None:
+        fields = ("monitor", "patience", "min_delta")
+        group += config_constants(cfg, "callbacks.early_stopping", *fields, prefix="EARLY_STOP_")
+    return group
 
 
 def run_constants(
     cfg: Config | GanConfig,
-    *,
     data_dir: PurePath | None,
     data_keys: str,
     config_sha256: str | None,
     resumable: bool,
+    *,
     output_dir: bool,
-    checkpoint: bool,
 ) -> list[Constant]:
     """The run's own constants, first in every script: the config's sha256, the data, seed, epochs."""
     run = []
     if resumable:
-        run.append(
-            Constant(
-                "CONFIG_SHA256",
-                config_sha256 or "",
-                "",
-                "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
-            )
-        )
-    if checkpoint:
-        comment = "" if resumable else "the run's own checkpoint folder"
-        run.append(Constant("RUN_ID", RunStamp(), "", comment))
+        why = "checkpoints carry the config's hash (--resume takes only its own) and the run's id"
+        run.append(Constant("CONFIG_SHA256", config_sha256 or "", "", why))
+    if cfg.callbacks.checkpoint is not None:
+        run.append(Constant("RUN_ID", RunStamp(), "", "" if resumable else "the run's own checkpoint folder"))
     if data_dir is not None:
         run.append(Constant("DATA_DIR", data_dir, data_keys))
-    run += [
-        Constant("SEED", cfg.runtime.seed, "runtime.seed"),
-        Constant("EPOCHS", cfg.train.epochs, "train.epochs"),
-    ]
+    run += config_constants(cfg, "runtime", "seed") + config_constants(cfg, "train", "epochs")
     if cfg.callbacks.loss_monitor:
-        run.append(Constant("LOG_EVERY_STEPS", cfg.train.log_every_steps, "train.log_every_steps"))
+        run += config_constants(cfg, "train", "log_every_steps")
     if output_dir:
-        run.append(Constant("OUTPUT_DIR", cfg.train.output_dir, "train.output_dir"))
+        run += config_constants(cfg, "train", "output_dir")
     if cfg.runtime.max_device_memory:
-        run.append(Constant("MAX_DEVICE_MEMORY", cfg.runtime.max_device_memory, "runtime.max_device_memory"))
+        run += config_constants(cfg, "runtime", "max_device_memory")
     return run
 
 
@@ -286,81 +255,53 @@ def checkpoint_constants(cfg: Config | GanConfig) -> list[Constant]:
     """callbacks.checkpoint's: where, under which prefix, how many, how often."""
     ckpt = cfg.callbacks.checkpoint
     assert ckpt is not None
-    group = [
+    every = "every_steps" if ckpt.every_steps else "every_epochs"
+    return [
         Constant("CHECKPOINT_DIR", ckpt.directory, "callbacks.checkpoint.directory"),
-        Constant("CHECKPOINT_PREFIX", ckpt.prefix, "callbacks.checkpoint.prefix"),
-        Constant("CHECKPOINT_KEEP_MAX", ckpt.keep_max, "callbacks.checkpoint.keep_max"),
+        *config_constants(cfg, "callbacks.checkpoint", "prefix", "keep_max", every, prefix="CHECKPOINT_"),
     ]
-    if ckpt.every_steps:
-        group.append(Constant("CHECKPOINT_EVERY_STEPS", ckpt.every_steps, "callbacks.checkpoint.every_steps"))
-    else:
-        group.append(
-            Constant("CHECKPOINT_EVERY_EPOCHS", ckpt.every_epochs, "callbacks.checkpoint.every_epochs")
-        )
-    return group
 
 
 def loss_scale_constants(cfg: Config | GanConfig) -> list[Constant]:
     ls = cfg.loss_scale
-    out = []
     if isinstance(ls, FixedLossScale):
-        out.append(Constant("LOSS_SCALE", ls.value, "loss_scale.value"))
+        return [Constant("LOSS_SCALE", ls.value, "loss_scale.value")]
     if isinstance(ls, DynamicLossScale):
-        out += [
-            Constant("LOSS_SCALE", ls.init, "loss_scale.init"),
-            Constant("LOSS_SCALE_FACTOR", ls.factor, "loss_scale.factor"),
-            Constant("LOSS_SCALE_WINDOW", ls.window, "loss_scale.window"),
-        ]
-    return out
+        scale = Constant("LOSS_SCALE", ls.init, "loss_scale.init")
+        return [scale, *config_constants(cfg, "loss_scale", "factor", "window", prefix="LOSS_SCALE_")]
+    return []
 
 
 def parallel_constants(cfg: Config | GanConfig) -> list[Constant]:
     if cfg.parallel.mode != "data_parallel":
         return []
-    return [
-        Constant("WORKERS", cfg.parallel.workers, "parallel.workers"),
-        Constant("GRADIENTS_MEAN", cfg.parallel.gradients_mean, "parallel.gradients_mean"),
-    ]
+    return config_constants(cfg, "parallel", "workers", "gradients_mean")
 
 
 def _schedule_constants(cfg: Config) -> list[Constant]:
-    schedule = cfg.lr_schedule
-    out = []
-    if isinstance(schedule, PiecewiseLR):
-        out += [
-            Constant("MILESTONES", schedule.milestones, "lr_schedule.milestones"),
-            Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"),
-        ]
-    if isinstance(schedule, WarmupCosineLR) or (
-        isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs
+    s = cfg.lr_schedule
+    fields = []
+    if isinstance(s, PiecewiseLR):
+        fields += ["milestones", "gamma"]
+    if isinstance(s, WarmupCosineLR) or (
+        isinstance(s, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and s.warmup_epochs
     ):
-        out += [
-            Constant("WARMUP_EPOCHS", schedule.warmup_epochs, "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", schedule.warmup_start_lr, "lr_schedule.warmup_start_lr"),
-        ]
-    if isinstance(schedule, ExponentialLR):
-        out.append(Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"))
-    if isinstance(schedule, OneCycleLR):
-        out += [
-            Constant("PCT_START", schedule.pct_start, "lr_schedule.pct_start"),
-            Constant("DIV_FACTOR", schedule.div_factor, "lr_schedule.div_factor"),
-            Constant("FINAL_DIV_FACTOR", schedule.final_div_factor, "lr_schedule.final_div_factor"),
-        ]
-    if isinstance(schedule, PolynomialLR):
-        out += [
-            Constant("END_LR", schedule.end_lr, "lr_schedule.end_lr"),
-            Constant("POWER", schedule.power, "lr_schedule.power"),
-        ]
-    if isinstance(schedule, CosineLR | WarmupCosineLR) and schedule.decay_epochs is not None:
-        out.append(Constant("DECAY_EPOCHS", schedule.decay_epochs, "lr_schedule.decay_epochs"))
-        if schedule.cycles > 1:
-            out.append(Constant("CYCLES", schedule.cycles, "lr_schedule.cycles"))
-        if schedule.cycle_decay != 1.0:
-            out.append(Constant("CYCLE_DECAY", schedule.cycle_decay, "lr_schedule.cycle_decay"))
-    min_lr = getattr(schedule, "min_lr", None)
-    if min_lr is not None:
-        out.append(Constant("MIN_LR", min_lr, "lr_schedule.min_lr"))
-    return out
+        fields += ["warmup_epochs", "warmup_start_lr"]
+    if isinstance(s, ExponentialLR):
+        fields.append("gamma")
+    if isinstance(s, OneCycleLR):
+        fields += ["pct_start", "div_factor", "final_div_factor"]
+    if isinstance(s, PolynomialLR):
+        fields += ["end_lr", "power"]
+    if isinstance(s, CosineLR | WarmupCosineLR) and s.decay_epochs is not None:
+        fields.append("decay_epochs")
+        if s.cycles > 1:
+            fields.append("cycles")
+        if s.cycle_decay != 1.0:
+            fields.append("cycle_decay")
+    if getattr(s, "min_lr", None) is not None:
+        fields.append("min_lr")
+    return config_constants(cfg, "lr_schedule", *fields)
 
 
 def build_device_notes(cfg: Config | GanConfig, *, model_variant: bool) -> tuple[DeviceNote, ...]:
