@@ -9,35 +9,22 @@ Nothing here imports MindSpore.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import ClassVar, Literal
 
-from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.adapt import (
-    Distill,
-    Ema,
-    Freeze,
-    Pretrained,
-    build_distill,
-    build_ema,
-    build_freeze,
-    build_pretrained,
-)
+from mscodegen.plan.adapt import Distill, Freeze, Pretrained, adapt_constants, build_distill
 from mscodegen.plan.data import DatasetUse, build_data
-from mscodegen.plan.frame import Frame
+from mscodegen.plan.frame import Frame, frame_fields, resumable
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.heads import Heads, build_heads, heads_loss, with_heads
 from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
-    Constant,
     DeviceNote,
     EarlyStopping,
     EvalSteps,
-    Header,
     KeepBest,
     RankedCheckpoints,
-    build_checkpoint,
     build_constants,
     build_device_notes,
     build_early_stopping,
@@ -57,10 +44,9 @@ from mscodegen.plan.setup import (
     build_metrics,
     build_network,
     build_optimizer,
-    build_runtime,
     sys_paths,
 )
-from mscodegen.plan.step import Step, build_amp, build_parallel, build_step
+from mscodegen.plan.step import Step, build_step
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 
@@ -148,12 +134,11 @@ class Shared(Frame):
     step: Step
     early_stopping: EarlyStopping | None
     sink_mode: bool  # train.dataset_sink_mode
-    sink_size: int
     eval_every: int  # eval.every_epochs
     eval_steps: EvalSteps | None = None  # eval.every_steps (then no evaluation at an epoch's end)
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
-    ema: Ema | None = None  # ema
+    ema: bool = False  # ema: an EMA of the weights, which evaluation and checkpoints use
     keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
     ranked_checkpoints: RankedCheckpoints | None = None  # callbacks.checkpoint.keep_max_by
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
@@ -331,14 +316,8 @@ def build_shared(
     rel = Relative(config_dir, out_dir)
     step = build_step(cfg, rel)
     data = build_data(cfg, rel)
-    checkpoint = build_checkpoint(cfg)
-    resumable = (
-        checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
-    )
-    pretrained = build_pretrained(cfg, rel)
     network, metrics, heads = build_network(cfg, rel), build_metrics(cfg, rel), build_heads(cfg)
     loss = build_loss(cfg, rel) if heads is None else heads_loss(heads)
-    freeze = build_freeze(cfg)
     distill = build_distill(cfg, rel, network)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     if heads is not None:
@@ -349,65 +328,33 @@ def build_shared(
         data_dir=data.folder,
         data_keys=data.data_dir_keys,
         config_sha256=config_sha256,
-        resumable=resumable,
+        resumable=resumable(cfg),
     )
-    finetune = []
-    if pretrained is not None:
-        finetune += [
-            Constant("PRETRAINED", PurePath(pretrained.path), "network.checkpoint.path"),
-            Constant("PRETRAINED_SKIP", list(pretrained.skip), "network.checkpoint.skip"),
-        ]
-    if freeze is not None:
-        finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
-        if freeze.epochs is not None:
-            finetune.append(Constant("FREEZE_EPOCHS", freeze.epochs, "network.freeze.epochs"))
-    if finetune:
-        constants = (*constants, tuple(finetune))
-    if heads is not None:
-        constants = (*constants, heads.constants)
-    if distill is not None and cfg.distill is not None:
-        teacher = [
-            Constant("TEACHER_CHECKPOINT", PurePath(distill.checkpoint), "distill.teacher.checkpoint.path"),
-            Constant("DISTILL_TEMPERATURE", cfg.distill.temperature, "distill.temperature"),
-            Constant("DISTILL_ALPHA", cfg.distill.alpha, "distill.alpha"),
-        ]
-        constants = (*constants, tuple(teacher))
+    constants += adapt_constants(cfg, rel) + ((heads.constants,) if heads is not None else ())
+    ckpt, freeze = cfg.network.checkpoint, cfg.network.freeze
     return Shared(
-        header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
+        **frame_fields(cfg, data, name=name, source=source),
         constants=constants,
-        runtime=build_runtime(cfg),
         network=network,
-        data_helpers=data.helpers,
         sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
             + [distill.teacher.factory if distill else None]
             + [m.factory for m in metrics]
         ),
-        data_dir=data.data_dir,
-        data_dir_keys=data.data_dir_keys,
-        dataset_functions=data.functions,
-        datasets=data.uses,
         loss=loss,
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
         metrics=metrics,
         binary_metric="BinaryMetric" in written,
         auc_metric="AUC" in written,
-        amp=build_amp(cfg),
         step=step,
-        parallel=build_parallel(cfg),
-        checkpoint=checkpoint,
-        resumable=resumable,
         early_stopping=build_early_stopping(cfg),
-        loss_monitor=cfg.callbacks.loss_monitor,
-        time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
-        sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
-        eval_steps=build_eval_steps(cfg, resumable=resumable),
-        pretrained=pretrained,
-        freeze=freeze,
-        ema=build_ema(cfg),
+        eval_steps=build_eval_steps(cfg, resumable=resumable(cfg)),
+        pretrained=None if ckpt is None else Pretrained(ckpt.strict),
+        freeze=None if freeze is None else Freeze(freeze.epochs),
+        ema=cfg.ema is not None,
         keep_best=build_keep_best(cfg),
         ranked_checkpoints=build_ranked_checkpoints(cfg),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
@@ -460,7 +407,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     wanted = {
         "focal_on_indices": shared.loss.on_indices,
         "aux_logits_loss": shared.loss.aux_logits,
-        "ema": shared.ema is not None,
+        "ema": shared.ema,
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
@@ -501,7 +448,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
-        "evaluate_on_averages": model and s.ema is not None,
+        "evaluate_on_averages": model and s.ema,
         "evaluate_every_steps": model and s.eval_steps is not None,
     }
     return tuple(name for name, on in definitions.items() if on)
@@ -514,7 +461,7 @@ def _callbacks(s: Shared) -> tuple[str, ...]:
         "LossMonitor": s.loss_monitor,
         "EpochTime": s.time_monitor and s.eval_per_epoch,
         "TimeMonitor": s.time_monitor and not s.eval_per_epoch,
-        "EvaluateOnAverages": s.ema is not None and s.eval_steps is None,  # else EvaluateEverySteps uses it
+        "EvaluateOnAverages": s.ema and s.eval_steps is None,  # else EvaluateEverySteps uses it
         "EvaluateEverySteps": s.eval_steps is not None,
         "EarlyStop": s.early_stopping is not None,
     }

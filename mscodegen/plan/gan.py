@@ -12,16 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import ClassVar, Literal
 
-from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.data import build_data
-from mscodegen.plan.frame import Frame
+from mscodegen.plan.frame import Frame, frame_fields, resumable
 from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
-    Header,
-    build_checkpoint,
     build_device_notes,
     checkpoint_constants,
     config_constants,
@@ -32,12 +29,10 @@ from mscodegen.plan.loop import (
 from mscodegen.plan.setup import (
     ImportedName,
     Relative,
-    build_runtime,
     optimizer_args,
     optimizer_class,
     sys_paths,
 )
-from mscodegen.plan.step import build_amp, build_parallel
 from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -102,12 +97,6 @@ class GanStep:
 
 
 @dataclass(frozen=True, slots=True)
-class Samples:
-    count: int
-    columns: int
-
-
-@dataclass(frozen=True, slots=True)
 class GanShared(Frame):
     """Everything both GAN variants print the same way: the frame, and two networks' training."""
 
@@ -116,7 +105,7 @@ class GanShared(Frame):
     loss: str | None  # gan.loss: the mindspore.nn class; None: wasserstein (the critic's score means)
     gradient_penalty: bool  # WGAN-GP: the critic's loss adds GP_WEIGHT * penalty; batches carry `mix`
     step: GanStep
-    samples: Samples | None
+    samples: bool  # gan.samples: a grid of the generator's samples after every epoch
 
     @property
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
@@ -175,10 +164,6 @@ def build_gan_shared(
     data = build_data(cfg, rel)
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
-    checkpoint = build_checkpoint(cfg)
-    resumable = (
-        checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
-    )
     ls = cfg.loss_scale
     scaler: Literal["static", "dynamic"] | None = (
         "dynamic"
@@ -192,29 +177,16 @@ def build_gan_shared(
         skip_overflow=scaler == "dynamic" or (isinstance(ls, FixedLossScale) and ls.drop_overflow_update),
         d_steps=cfg.gan.d_steps,
     )
-    samples = cfg.gan.samples
     return GanShared(
-        header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
-        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable),
-        runtime=build_runtime(cfg),
+        **frame_fields(cfg, data, name=name, source=source),
+        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable(cfg)),
         generator=generator,
         discriminator=discriminator,
         loss=None if cfg.gan.loss == "wasserstein" else cfg.gan.loss,
         gradient_penalty=cfg.gan.discriminator.gradient_penalty is not None,
-        amp=build_amp(cfg),
         step=step,
-        samples=Samples(samples.count, samples.columns) if samples else None,
-        data_helpers=data.helpers,
+        samples=cfg.gan.samples is not None,
         sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in data.functions)]),
-        data_dir=data.data_dir,
-        data_dir_keys=data.data_dir_keys,
-        dataset_functions=data.functions,
-        datasets=data.uses,
-        parallel=build_parallel(cfg),
-        checkpoint=checkpoint,
-        resumable=resumable,
-        loss_monitor=cfg.callbacks.loss_monitor,
-        time_monitor=cfg.callbacks.time_monitor,
     )
 
 

@@ -46,9 +46,7 @@ class Header:
 
     name: str
     source: str  # the config path as given
-    out_dir: str
     version: str  # mscodegen's
-    config_sha256: str | None  # of the resolved config
 
 
 @dataclass(frozen=True, slots=True)

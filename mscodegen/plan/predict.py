@@ -174,7 +174,7 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         metrics=shared.metrics,
         eval_cell=eval_cell,
         latest=shared.resumable,
-        ema=shared.ema is not None,
+        ema=shared.ema,
         classes=classes,
         heads=tuple(PredictHead(h.name, _reading(h.loss)) for h in shared.heads.heads)
         if shared.heads
