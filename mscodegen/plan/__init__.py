@@ -1,7 +1,7 @@
 """Plan: every value a template prints, resolved from a validated config, as frozen typed data.
 
 Built in dependency order, nothing mutated after it is built: `build_shared` resolves what both
-variants print (computed once), `build_plan` adds what differs per variant. Templates only print
+variants print (computed once), `variant_plan` adds what differs per variant. Templates only print
 and branch on these fields; a condition computed here and again in a template is a bug waiting.
 Nothing here imports MindSpore.
 """
@@ -58,7 +58,6 @@ __all__ = [
     "Plan",
     "Shared",
     "Variant",
-    "build_plan",
     "build_plans",
     "build_shared",
 ]
@@ -134,6 +133,7 @@ class Shared(Frame):
     step: Step
     early_stopping: EarlyStopping | None
     sink_mode: bool  # train.dataset_sink_mode
+    sink_size: int
     eval_every: int  # eval.every_epochs
     eval_steps: EvalSteps | None = None  # eval.every_steps (then no evaluation at an epoch's end)
     pretrained: Pretrained | None = None  # network.checkpoint
@@ -247,15 +247,6 @@ class Plan:
         return ("eval_epochs",) if self.eval_every else ()
 
     @property
-    def writes_train_step(self) -> bool:
-        return "train_step" in self.cells
-
-    @property
-    def writes_loss_cell(self) -> bool:
-        """WithLossFp32 is written out."""
-        return "loss_cell" in self.cells
-
-    @property
     def loss_cell(self) -> Literal["nn", "fp32", "columns", "heads", "distill"]:
         """The cell of network + loss: WithDistillLoss (student, teacher and loss), or eval_cell's kind."""
         return "distill" if self.shared.distill is not None else self.eval_cell
@@ -350,6 +341,7 @@ def build_shared(
         step=step,
         early_stopping=build_early_stopping(cfg),
         sink_mode=cfg.train.dataset_sink_mode,
+        sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
         eval_steps=build_eval_steps(cfg, resumable=resumable(cfg)),
         pretrained=None if ckpt is None else Pretrained(ckpt.strict),
@@ -361,25 +353,6 @@ def build_shared(
         heads=heads,
         distill=distill,
     )
-
-
-def build_plan(
-    cfg: Config,
-    variant: Variant,
-    *,
-    source: str,
-    config_dir: Path,
-    out_dir: Path,
-    name: str,
-    config_sha256: str | None = None,
-    shared: Shared | None = None,
-) -> Plan:
-    """Resolve everything `variant`'s template needs (pass `shared` to reuse the variant-free part)."""
-    if shared is None:
-        shared = build_shared(
-            cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
-        )
-    return variant_plan(cfg, shared, variant)
 
 
 def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
