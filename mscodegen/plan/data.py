@@ -154,23 +154,6 @@ class DatasetFn:
     def factory(self) -> ImportedName | None:
         return next((s.factory for s in self.steps if isinstance(s, Imported)), None)
 
-    @property
-    def shard_after(self) -> bool:
-        return any(isinstance(s, Sampler) for s in self.steps)
-
-    @property
-    def label_cast(self) -> bool:
-        return any(isinstance(s, LabelCast) for s in self.steps)
-
-    @property
-    def workers_line(self) -> bool:
-        return any(isinstance(s, Workers) for s in self.steps)
-
-    @property
-    def repeat_sampler(self) -> bool:
-        """data.train.aug_repeats: the source reads through mindcv's RepeatAugSampler."""
-        return any(isinstance(s, Assign) and s.names == "sampler" for s in self.steps)
-
 
 @dataclass(frozen=True, slots=True)
 class DatasetUse:

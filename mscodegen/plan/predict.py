@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.imports import Import
+from mscodegen.plan.imports import Import, imports
 from mscodegen.plan.loop import Header
 from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict, from_checkpoints
 from mscodegen.plan.setup import ImportedName, Metric
@@ -141,17 +141,17 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     if shared.data_dir is not None:
         from_train.add("DATA_DIR")
     needs = {
-        "csv": True,  # --output
+        **dict.fromkeys(("predict", "csv", "dataset"), True),
         "vision": reader == "decode",
-        "image": reader in ("gray", "rgb", "gray_unit"),
+        "pil_image": reader in ("gray", "rgb", "gray_unit"),
         "amp": amp.enabled,
         "create_model": net.kind == "mindcv",
-        "model": shared.eval_data is not None,
+        "eval_model": shared.eval_data is not None,
         "nn": shared.eval_data is not None or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
     }
     return PredictPlan(
         header=shared.header,
-        imports=_imports(needs),
+        imports=imports(needs),
         train_module=module,
         from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         network=net.call,
@@ -211,24 +211,3 @@ def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:
     return tuple(
         c for name in inputs for c in (lambda v: [v] if isinstance(v, str) else v)(spec.columns[name])
     )
-
-
-def _imports(needs: dict[str, bool]) -> tuple[Import, ...]:
-    table = {
-        "csv": (Import("csv"),),
-        "vision": (Import("mindspore.dataset", "vision"),),
-        "image": (Import("PIL", "Image"),),
-        "amp": (Import("mindspore", "amp"),),
-        "create_model": (Import("mindcv.models", "create_model"),),
-        "model": (Import("mindspore", "Model"),),
-        "nn": (Import("mindspore", "nn"),),
-    }
-    base = (
-        Import("argparse"),
-        Import("sys"),
-        Import("pathlib", "Path"),
-        Import("mindspore", alias="ms"),
-        Import("numpy", alias="np"),
-        Import("mindspore", "dataset", "ds"),
-    )
-    return tuple(sorted({*base, *(i for need, on in needs.items() if on for i in table[need])}))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanShared
-from mscodegen.plan.imports import Import
+from mscodegen.plan.imports import Import, imports
 from mscodegen.plan.loop import Header
 from mscodegen.plan.setup import ImportedName
 from mscodegen.schema.gan import GanConfig, SampleGrid
@@ -59,21 +59,10 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
         default = SampleGrid()
         count, columns, seed = default.count, default.columns, default.seed
     module = train_script.removesuffix(".py")
-    third_party = [
-        Import("mindspore", alias="ms"),
-        Import("numpy", alias="np"),
-        Import("mindspore.dataset", "vision"),
-    ]
-    if amp.enabled:  # the generator converted as train() converts it
-        third_party.append(Import("mindspore", "amp"))
     return GanPredictPlan(
         header=shared.header,
-        imports=(
-            Import("argparse"),
-            Import("sys"),
-            Import("pathlib", "Path"),
-            *third_party,
-        ),
+        # vision: the grid's PNG; amp: the generator converted as train() converts it
+        imports=imports({"predict": True, "vision": True, "amp": amp.enabled}),
         train_module=module,
         from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         generator=generator.call,
