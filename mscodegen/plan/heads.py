@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from mscodegen.catalog.literals import Call, Name
-from mscodegen.catalog.losses import tensor_list
+from mscodegen.catalog.literals import Call
 from mscodegen.plan.loop import Constant
-from mscodegen.plan.setup import Loss, Metric
+from mscodegen.plan.setup import Loss, Metric, nn_loss
 from mscodegen.schema import Config
-from mscodegen.schema.optim import HEADS, HeadLoss, HeadsLoss, head_output, head_weight_constant
+from mscodegen.schema.optim import HEADS, HeadsLoss, head_output, head_weight_constant
 from mscodegen.schema.training import eval_metrics
 
 
@@ -55,24 +54,16 @@ def build_heads(cfg: Config) -> Heads | None:
     return Heads(
         tuple(
             Head(
-                name, loss.name, _loss_call(loss), loss.weight, head_weight_constant(name), head_output(name)
+                name,
+                loss.name,
+                nn_loss(loss.name, loss.kwargs),
+                loss.weight,
+                head_weight_constant(name),
+                head_output(name),
             )
             for name, loss in cfg.loss.heads.items()
         )
     )
-
-
-def _loss_call(loss: HeadLoss) -> Call:
-    """nn.<name>(**kwargs): SoftmaxCrossEntropyWithLogits on class indices by default, as one loss is; a list
-    for a Tensor argument (class weights) becomes the Tensor."""
-    kwargs: dict[str, object] = dict(loss.kwargs) if loss.kwargs is not None else {}
-    if loss.kwargs is None and loss.name == "SoftmaxCrossEntropyWithLogits":
-        kwargs = {"sparse": True, "reduction": "mean"}
-    kwargs = {
-        key: Call.of("ms.Tensor", value, Name("ms.float32")) if tensor_list(loss.name, key, value) else value
-        for key, value in kwargs.items()
-    }
-    return Call.of(f"nn.{loss.name}", **kwargs)
 
 
 def heads_loss(heads: Heads) -> Loss:

@@ -6,9 +6,9 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.losses import tensor_list
@@ -340,24 +340,27 @@ def build_loss(cfg: Config, rel: Relative) -> Loss:
         return Loss(
             f"{factory.module}:{factory.attr} (imported)", Call.of(factory.bound, **cfg.loss.kwargs), factory
         )
-    kwargs: dict[str, object] = {}
-    if cfg.loss.kwargs is not None:
-        kwargs = dict(cfg.loss.kwargs)
-    elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
-        # data.train.batch_transforms: soft (one-hot) labels
-        kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
-    kwargs = {  # a list for a Tensor argument (class weights): the Tensor, in float32 as the logits
-        key: Call.of("ms.Tensor", value, Name("ms.float32"))
-        if tensor_list(cfg.loss.name, key, value)
-        else value
-        for key, value in kwargs.items()
-    }
+    # data.train.batch_transforms: soft (one-hot) labels
+    call = nn_loss(cfg.loss.name, cfg.loss.kwargs, sparse=soft_label_classes(cfg) is None)
     if cfg.loss.name == "FocalLoss" and _class_indices(cfg):
-        return Loss(cfg.loss.name, Call.of("FocalLossOnIndices", **kwargs), on_indices=True)
-    call = Call.of(f"nn.{cfg.loss.name}", **kwargs)
+        return Loss(cfg.loss.name, replace(call, func="FocalLossOnIndices"), on_indices=True)
     if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
         return Loss(cfg.loss.name, Call("AuxLogitsLoss", (call,)), aux_logits=True)
     return Loss(cfg.loss.name, call)
+
+
+def nn_loss(name: str, kwargs: dict[str, Any] | None, *, sparse: bool = True) -> Call:
+    """nn.<name>(**kwargs): SoftmaxCrossEntropyWithLogits on class indices (`sparse`) by default; a list for a
+    Tensor argument (class weights) becomes the Tensor, in float32 as the logits."""
+    if kwargs is None:
+        kwargs = {"sparse": sparse, "reduction": "mean"} if name == "SoftmaxCrossEntropyWithLogits" else {}
+    return Call.of(
+        f"nn.{name}",
+        **{
+            key: Call.of("ms.Tensor", value, Name("ms.float32")) if tensor_list(name, key, value) else value
+            for key, value in kwargs.items()
+        },
+    )
 
 
 def _class_indices(cfg: Config) -> bool:
