@@ -174,6 +174,18 @@ class Shared(Frame):
         return self.eval_data is not None and self.eval_steps is None
 
     @property
+    def eval_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
+        """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
+        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
+        column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
+        (every head's output and label, for the metrics to pick theirs)."""
+        if self.heads is not None:
+            return "heads"
+        if self.columns.own_cells:
+            return "columns"
+        return "fp32" if self.amp.cast_loss_fp32 else "nn"
+
+    @property
     def eval_label(self) -> str:
         """What the evaluation line names, as an f-string part: `Eval result: epoch 2, metrics: {...}`."""
         return "epoch {epoch}" if self.eval_steps is None else self.eval_steps.label
@@ -253,15 +265,7 @@ class Plan:
 
     @property
     def eval_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
-        """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
-        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
-        column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
-        (every head's output and label, for the metrics to pick theirs)."""
-        if self.shared.heads is not None:
-            return "heads"
-        if self.shared.columns.own_cells:
-            return "columns"
-        return "fp32" if self.shared.amp.cast_loss_fp32 else "nn"
+        return self.shared.eval_cell
 
     @property
     def template(self) -> str:

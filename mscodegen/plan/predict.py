@@ -110,32 +110,25 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     reader = _reader(spec)
     net, amp = shared.network, shared.amp
     classes = _class_count(cfg)
-    eval_cell = None
-    if shared.eval_data is not None and shared.heads is not None:
-        eval_cell = Call.of("WithEvalHeads", Name("network"), Name("loss_fn"))
-    elif shared.eval_data is not None and shared.columns.own_cells:
-        eval_cell = Call.of("WithEvalColumns", Name("network"), Name("loss_fn"))
-    elif shared.eval_data is not None and amp.cast_loss_fp32:
-        eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
+    evaluates = shared.eval_data is not None
+    cells = {  # Model's eval_network when nn.WithEvalCell(network, loss_fn) does not fit
+        "heads": Call.of("WithEvalHeads", Name("network"), Name("loss_fn")),
+        "columns": Call.of("WithEvalColumns", Name("network"), Name("loss_fn")),
+        "fp32": Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True),
+    }
+    eval_cell = cells.get(shared.eval_cell) if evaluates else None
     from_train = {*net.classes, use.call.func}
-    if shared.eval_data is not None:  # the metric classes train.py writes (ElementMean, BinaryMetric, AUC)
+    if evaluates:  # the metrics, losses and cells train.py writes that evaluation uses
+        written = {
+            "FocalLossOnIndices": shared.loss.on_indices,
+            "AuxLogitsLoss": shared.loss.aux_logits,
+            "BinaryMetric": shared.binary_metric,
+            "AUC": shared.auc_metric,
+            "WithEvalColumns": shared.eval_cell == "columns",
+            **dict.fromkeys(("WithEvalHeads", "HeadsLoss", "HeadMetric"), shared.eval_cell == "heads"),
+        }
         from_train |= {m.call.func for m in shared.metrics if m.factory is None and "." not in m.call.func}
-    if shared.eval_data is not None:  # the loss classes train.py writes
-        from_train |= {
-            name
-            for name, on in (
-                ("FocalLossOnIndices", shared.loss.on_indices),
-                ("AuxLogitsLoss", shared.loss.aux_logits),
-            )
-            if on
-        }
-    if eval_cell is not None and eval_cell.func == "WithEvalColumns":
-        from_train.add("WithEvalColumns")
-    if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes
-        from_train |= {"WithEvalHeads", "HeadsLoss", "HeadMetric"}
-        from_train |= {
-            name for name, on in (("BinaryMetric", shared.binary_metric), ("AUC", shared.auc_metric)) if on
-        }
+        from_train |= {name for name, on in written.items() if on}
     if shared.resumable:
         from_train.add("OUTPUT_DIR")
     if shared.data_dir is not None:
@@ -146,8 +139,8 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         "pil_image": reader in ("gray", "rgb", "gray_unit"),
         "amp": amp.enabled,
         "create_model": net.kind == "mindcv",
-        "eval_model": shared.eval_data is not None,
-        "nn": shared.eval_data is not None or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
+        "eval_model": evaluates,
+        "nn": evaluates or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
     }
     return PredictPlan(
         header=shared.header,
@@ -165,12 +158,10 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         csv_columns=_csv_columns(spec, cfg.data.inputs) if isinstance(spec, CsvData) else (),
         csv_delimiter=spec.field_delim if isinstance(spec, CsvData) and spec.field_delim != "," else None,
         inputs=tuple(cfg.data.inputs),
-        loss=shared.loss.call if shared.eval_data is not None else None,
+        loss=shared.loss.call if evaluates else None,
         eval_factories=tuple(
-            f for f in (shared.loss.factory, *(m.factory for m in shared.metrics)) if f is not None
-        )
-        if shared.eval_data is not None
-        else (),
+            f for f in (shared.loss.factory, *(m.factory for m in shared.metrics)) if f and evaluates
+        ),
         metrics=shared.metrics,
         eval_cell=eval_cell,
         latest=shared.resumable,
