@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.adapt import Distill, Freeze, Pretrained, adapt_constants, build_distill
 from mscodegen.plan.data import DatasetUse, build_data
-from mscodegen.plan.frame import Frame, frame_fields, resumable
+from mscodegen.plan.frame import Frame, frame_fields
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.heads import Heads, build_heads, heads_loss, with_heads
 from mscodegen.plan.imports import Import, data_needs, imports
@@ -23,14 +23,12 @@ from mscodegen.plan.loop import (
     DeviceNote,
     EarlyStopping,
     EvalSteps,
-    KeepBest,
-    RankedCheckpoints,
+    Ranking,
     build_constants,
     build_device_notes,
     build_early_stopping,
     build_eval_steps,
-    build_keep_best,
-    build_ranked_checkpoints,
+    build_ranking,
 )
 from mscodegen.plan.setup import (
     Loss,
@@ -139,8 +137,8 @@ class Shared(Frame):
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
     ema: bool = False  # ema: an EMA of the weights, which evaluation and checkpoints use
-    keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
-    ranked_checkpoints: RankedCheckpoints | None = None  # callbacks.checkpoint.keep_max_by
+    keep_best: Ranking | None = None  # callbacks.checkpoint.keep (best k)
+    ranked_checkpoints: Ranking | None = None  # callbacks.checkpoint.keep_max_by
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
     heads: Heads | None = None  # loss.heads: one output, loss and label per head
     distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
@@ -317,15 +315,11 @@ def build_shared(
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     if heads is not None:
         metrics = with_heads(cfg, heads, metrics)
-    constants = build_constants(
-        cfg,
-        step,
-        data_dir=data.folder,
-        data_keys=data.data_dir_keys,
-        config_sha256=config_sha256,
-        resumable=resumable(cfg),
+    constants = (
+        build_constants(cfg, data, config_sha256)
+        + adapt_constants(cfg, rel)
+        + ((heads.constants,) if heads is not None else ())
     )
-    constants += adapt_constants(cfg, rel) + ((heads.constants,) if heads is not None else ())
     ckpt, freeze = cfg.network.checkpoint, cfg.network.freeze
     return Shared(
         **frame_fields(cfg, data, name=name, source=source),
@@ -347,12 +341,12 @@ def build_shared(
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
-        eval_steps=build_eval_steps(cfg, resumable=resumable(cfg)),
+        eval_steps=build_eval_steps(cfg),
         pretrained=None if ckpt is None else Pretrained(ckpt.strict),
         freeze=None if freeze is None else Freeze(freeze.epochs),
         ema=cfg.ema is not None,
-        keep_best=build_keep_best(cfg),
-        ranked_checkpoints=build_ranked_checkpoints(cfg),
+        keep_best=build_ranking(cfg, "keep"),
+        ranked_checkpoints=build_ranking(cfg, "keep_max_by"),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
         heads=heads,
         distill=distill,

@@ -175,10 +175,6 @@ class DataPlan:
     functions: tuple[DatasetFn, ...]
     uses: tuple[DatasetUse, ...]  # train first, then eval
 
-    @property
-    def folder(self) -> Path | None:  # DATA_DIR's value
-        return None if self.data_dir is None else Path(self.data_dir)
-
 
 class _Values(dict[str, Any]):
     """The values a split's function may take as parameters: each is the parameter's name when the

@@ -8,7 +8,14 @@ from typing import Any
 from mscodegen import __version__
 from mscodegen.plan.data import DataPlan, DatasetFn, DatasetUse
 from mscodegen.plan.imports import Import, imports
-from mscodegen.plan.loop import CHECKPOINTS_CONSTANTS, Checkpoint, Constant, Header, build_checkpoint
+from mscodegen.plan.loop import (
+    CHECKPOINTS_CONSTANTS,
+    Checkpoint,
+    Constant,
+    Header,
+    build_checkpoint,
+    resumable,
+)
 from mscodegen.plan.setup import Runtime, build_runtime
 from mscodegen.plan.step import Amp, Parallel, build_amp, build_parallel
 from mscodegen.schema import Config
@@ -117,7 +124,3 @@ def frame_fields(cfg: Config | GanConfig, data: DataPlan, *, name: str, source: 
         "loss_monitor": cfg.callbacks.loss_monitor,
         "time_monitor": cfg.callbacks.time_monitor,
     }
-
-
-def resumable(cfg: Config | GanConfig) -> bool:
-    return cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import ClassVar, Literal
 
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.data import build_data
-from mscodegen.plan.frame import Frame, frame_fields, resumable
+from mscodegen.plan.data import DataPlan, build_data
+from mscodegen.plan.frame import Frame, frame_fields
 from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     Constant,
@@ -179,7 +179,7 @@ def build_gan_shared(
     )
     return GanShared(
         **frame_fields(cfg, data, name=name, source=source),
-        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable(cfg)),
+        constants=_constants(cfg, data, config_sha256),
         generator=generator,
         discriminator=discriminator,
         loss=None if cfg.gan.loss == "wasserstein" else cfg.gan.loss,
@@ -266,12 +266,10 @@ def _discriminator_blocks(image_size: int) -> tuple[Block, ...]:
     return (Block(0, 1, image_size // 2), *rest)
 
 
-def _constants(
-    cfg: GanConfig, data_dir: PurePath | None, data_keys: str, config_sha256: str | None, resumable: bool
-) -> tuple[tuple[Constant, ...], ...]:
+def _constants(cfg: GanConfig, data: DataPlan, config_sha256: str | None) -> tuple[tuple[Constant, ...], ...]:
     gan = cfg.gan
     output_dir = gan.samples is not None or cfg.callbacks.checkpoint is not None
-    run = run_constants(cfg, data_dir, data_keys, config_sha256, resumable, output_dir=output_dir)
+    run = run_constants(cfg, data, config_sha256, output_dir=output_dir)
     networks = config_constants(cfg, "gan", "latent_dim")
     if gan.d_steps > 1:
         networks += config_constants(cfg, "gan", "d_steps")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from pathlib import PurePath
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from mscodegen.catalog.literals import RunStamp
-from mscodegen.plan.step import Step
+from mscodegen.plan.data import DataPlan
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -100,15 +100,11 @@ class EarlyStopping:
 
 
 @dataclass(frozen=True, slots=True)
-class KeepBest:
-    maximize: bool  # callbacks.checkpoint.keep.mode (default: min for *loss, else max)
+class Ranking:
+    """callbacks.checkpoint.keep (the best weights kept apart) or keep_max_by (the keep_max checkpoints
+    with the best metric, not the latest): which way the metric improves."""
 
-
-@dataclass(frozen=True, slots=True)
-class RankedCheckpoints:
-    """callbacks.checkpoint.keep_max_by: the keep_max checkpoints with the best metric, not the latest."""
-
-    maximize: bool  # keep_max_by.mode (default: min for *loss, *mae, *mse, else max)
+    maximize: bool  # its mode (default: min for *loss, and for keep_max_by *mae, *mse too; else max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,38 +122,33 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     return Checkpoint("steps", accumulated=isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1)
 
 
-def build_eval_steps(cfg: Config, *, resumable: bool) -> EvalSteps | None:
+def resumable(cfg: Config | GanConfig) -> bool:
+    return cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
+
+
+def build_eval_steps(cfg: Config) -> EvalSteps | None:
     if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
         return None
-    return EvalSteps(
-        accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None
-    )
+    return EvalSteps(cfg.grad.accumulation_steps > 1, resumable=resumable(cfg), ema=cfg.ema is not None)
+
+
+def _maximize(watch: Any, lower_is_better: str | tuple[str, ...] = LOWER_IS_BETTER) -> bool:
+    """The watched metric's mode is max: so set, or by default unless its name ends as lower_is_better."""
+    return bool((watch.mode or ("min" if watch.monitor.endswith(lower_is_better) else "max")) == "max")
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
     early = cfg.callbacks.early_stopping
     if early is None or cfg.data.eval is None:
         return None
-    mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
     metric, dot, field = early.monitor.partition(".")
-    return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
+    return EarlyStopping(_maximize(early), field=(metric, field) if dot else None)
 
 
-def build_keep_best(cfg: Config) -> KeepBest | None:
+def build_ranking(cfg: Config, part: Literal["keep", "keep_max_by"]) -> Ranking | None:
     ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep is None or cfg.data.eval is None:
-        return None
-    mode = ckpt.keep.mode or ("min" if ckpt.keep.monitor.endswith("loss") else "max")
-    return KeepBest(maximize=mode == "max")
-
-
-def build_ranked_checkpoints(cfg: Config) -> RankedCheckpoints | None:
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
-        return None
-    by = ckpt.keep_max_by
-    mode = by.mode or ("min" if by.monitor.endswith(LOWER_IS_BETTER) else "max")
-    return RankedCheckpoints(maximize=mode == "max")
+    by = None if ckpt is None or cfg.data.eval is None else getattr(ckpt, part)
+    return None if by is None else Ranking(_maximize(by, "loss" if part == "keep" else LOWER_IS_BETTER))
 
 
 def config_constants(cfg: Config | GanConfig, section: str, *fields: str, prefix: str = "") -> list[Constant]:
@@ -167,17 +158,11 @@ def config_constants(cfg: Config | GanConfig, section: str, *fields: str, prefix
 
 
 def build_constants(
-    cfg: Config,
-    step: Step,
-    *,
-    data_dir: PurePath | None,
-    data_keys: str,
-    config_sha256: str | None,
-    resumable: bool,
+    cfg: Config, data: DataPlan, config_sha256: str | None
 ) -> tuple[tuple[Constant, ...], ...]:
     """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
     ckpt = cfg.callbacks.checkpoint
-    run = run_constants(cfg, data_dir, data_keys, config_sha256, resumable, output_dir=ckpt is not None)
+    run = run_constants(cfg, data, config_sha256, output_dir=ckpt is not None)
     opt = config_constants(cfg, "optimizer", "lr")
     if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
         opt += config_constants(cfg, "optimizer", "weight_decay")
@@ -201,7 +186,7 @@ def build_constants(
     clip = cfg.grad.clip
     if clip is not None:
         precision += config_constants(cfg, "grad.clip", "clip_value" if clip.kind == "value" else "max_norm")
-    if step.accumulate:
+    if cfg.grad.accumulation_steps > 1:
         precision += config_constants(cfg, "grad", "accumulation_steps")
     groups.append(precision)
     if cfg.ema is not None:
@@ -222,23 +207,19 @@ def _eval_constants(cfg: Config) -> list[Constant]:
 
 
 def run_constants(
-    cfg: Config | GanConfig,
-    data_dir: PurePath | None,
-    data_keys: str,
-    config_sha256: str | None,
-    resumable: bool,
-    *,
-    output_dir: bool,
+    cfg: Config | GanConfig, data: DataPlan, config_sha256: str | None, *, output_dir: bool
 ) -> list[Constant]:
     """The run's own constants, first in every script: the config's sha256, the data, seed, epochs."""
     run = []
-    if resumable:
+    if resumable(cfg):
         why = "checkpoints carry the config's hash (--resume takes only its own) and the run's id"
         run.append(Constant("CONFIG_SHA256", config_sha256 or "", "", why))
     if cfg.callbacks.checkpoint is not None:
-        run.append(Constant("RUN_ID", RunStamp(), "", "" if resumable else "the run's own checkpoint folder"))
-    if data_dir is not None:
-        run.append(Constant("DATA_DIR", data_dir, data_keys))
+        run.append(
+            Constant("RUN_ID", RunStamp(), "", "" if resumable(cfg) else "the run's own checkpoint folder")
+        )
+    if data.data_dir is not None:
+        run.append(Constant("DATA_DIR", Path(data.data_dir), data.data_dir_keys))
     run += config_constants(cfg, "runtime", "seed") + config_constants(cfg, "train", "epochs")
     if cfg.callbacks.loss_monitor:
         run += config_constants(cfg, "train", "log_every_steps")
