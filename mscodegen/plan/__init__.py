@@ -207,19 +207,16 @@ class ModelCall:
     @property
     def options(self) -> tuple[tuple[str, object], ...]:
         """Model's keyword arguments after the networks and metrics, as values the py filter prints."""
-        manager = {"fixed": Call.of("FixedLossScaleManager", Name("LOSS_SCALE"), drop_overflow_update=False)}
-        return (
-            *((("amp_level", self.amp_level),) if self.amp_level else ()),
-            *(
-                (("keep_batchnorm_fp32", self.keep_batchnorm_fp32),)
-                if self.keep_batchnorm_fp32 is not None
-                else ()
-            ),
-            *(
-                (("loss_scale_manager", manager.get(self.loss_scale_manager)),)
-                if self.loss_scale_manager
-                else ()
-            ),
+        fixed = Call.of("FixedLossScaleManager", Name("LOSS_SCALE"), drop_overflow_update=False)
+        options = {
+            "amp_level": self.amp_level,
+            "keep_batchnorm_fp32": self.keep_batchnorm_fp32,
+            "loss_scale_manager": self.loss_scale_manager,
+        }
+        return tuple(
+            (key, fixed if value == "fixed" else None if value == "none" else value)
+            for key, value in options.items()
+            if value is not None
         )
 
 

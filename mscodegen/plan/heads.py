@@ -29,11 +29,6 @@ class Heads:
     heads: tuple[Head, ...]
 
     @property
-    def losses(self) -> dict[str, str]:
-        """Each head's loss's name."""
-        return {h.name: h.loss for h in self.heads}
-
-    @property
     def outputs(self) -> str:
         """The network's outputs unpacked: `digit_logits, parity_logits`."""
         return ", ".join(h.output for h in self.heads)
@@ -78,7 +73,9 @@ def with_heads(cfg: Config, heads: Heads, metrics: tuple[Metric, ...]) -> tuple[
         return metrics
     names = [h.name for h in heads.heads]
     out = []
-    for metric, entry in zip(metrics, eval_metrics(cfg.eval, cfg.loss.name, heads.losses), strict=True):
+    for metric, entry in zip(
+        metrics, eval_metrics(cfg.eval, cfg.loss.name, {h.name: h.loss for h in heads.heads}), strict=True
+    ):
         head = getattr(entry, "head", None)
         index = None if head is None else names.index(head)
         out.append(

@@ -289,17 +289,15 @@ def build_device_notes(cfg: Config | GanConfig, *, model_variant: bool) -> tuple
     train = cfg.train
     if train.dataset_sink_mode:
         notes["CPU"].append("train.dataset_sink_mode is ignored on CPU: one batch per step")
-        for device in ("GPU", "Ascend"):
-            if model_variant:
-                notes[device].append(
-                    f"train.dataset_sink_mode: Model sinks {train.sink_size} batches per call "
-                    "(-1: a whole epoch); callbacks run once per sink"
-                )
-            else:
-                notes[device].append(
-                    "train.dataset_sink_mode: this loop feeds one batch per step (ms.data_sink is not "
-                    "generated: it cannot be verified on CPU)"
-                )
+        sink = (
+            f"train.dataset_sink_mode: Model sinks {train.sink_size} batches per call "
+            "(-1: a whole epoch); callbacks run once per sink"
+            if model_variant
+            else "train.dataset_sink_mode: this loop feeds one batch per step (ms.data_sink is not "
+            "generated: it cannot be verified on CPU)"
+        )
+        notes["GPU"].append(sink)
+        notes["Ascend"].append(sink)
     memory = cfg.runtime.max_device_memory
     if memory:
         notes["CPU"].append(f"runtime.max_device_memory ({memory}) does not apply on CPU")

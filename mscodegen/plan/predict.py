@@ -199,6 +199,5 @@ def _reading(loss: str) -> Literal["class", "probability", "value"]:
 
 
 def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:
-    return tuple(
-        c for name in inputs for c in (lambda v: [v] if isinstance(v, str) else v)(spec.columns[name])
-    )
+    columns = [spec.columns[name] for name in inputs]
+    return tuple(c for v in columns for c in ([v] if isinstance(v, str) else v))
