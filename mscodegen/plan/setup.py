@@ -66,10 +66,7 @@ METRIC_CLASSES = {
     "mae": Call("nn.MAE"),
     "mse": Call("nn.MSE"),
     # one logit per sample (BCEWithLogitsLoss): classes the script writes (templates/_loop.py.j2)
-    "binary_accuracy": Call("BinaryMetric", ("accuracy",)),
-    "binary_precision": Call("BinaryMetric", ("precision",)),
-    "binary_recall": Call("BinaryMetric", ("recall",)),
-    "binary_f1": Call("BinaryMetric", ("f1",)),
+    **{f"binary_{m}": Call("BinaryMetric", (m,)) for m in ("accuracy", "precision", "recall", "f1")},
     "auc": Call("AUC"),
 }
 
@@ -531,12 +528,8 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
 
 def sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The folders the config's own modules live in (beside it), each put on sys.path once."""
-    found: dict[str, list[str]] = {}
+    found: dict[str, dict[str, None]] = {}  # each folder's modules, in order, once
     for name in names:
-        if (
-            name is not None
-            and name.sys_path is not None
-            and name.module not in found.setdefault(name.sys_path, [])
-        ):
-            found[name.sys_path].append(name.module)
+        if name is not None and name.sys_path is not None:
+            found.setdefault(name.sys_path, {})[name.module] = None
     return tuple((path, tuple(modules)) for path, modules in found.items())
