@@ -162,7 +162,6 @@ class DatasetUse:
     key: str  # data.train
     variable: str  # train_dataset
     call: Call
-    factory: bool  # an imported factory makes it
     check_empty: bool = False  # train from a factory: validate cannot count its batches, the script does
 
 
@@ -292,8 +291,8 @@ def _split(
         value = replace(v[param], folder="args.data_dir") if isinstance(v[param], Under) else v[param]
         args += [value] if i == 0 and param in POSITIONAL else []
         kwargs += [] if i == 0 and param in POSITIONAL else [(param, value)]
-    call, imported = Call(name, tuple(args), tuple(kwargs)), spec.kind == "import"
-    use = DatasetUse(f"data.{split}", f"{split}_dataset", call, imported, imported and split == "train")
+    call = Call(name, tuple(args), tuple(kwargs))
+    use = DatasetUse(f"data.{split}", f"{split}_dataset", call, spec.kind == "import" and split == "train")
     return _Split(fn, use, v)
 
 

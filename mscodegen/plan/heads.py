@@ -8,7 +8,7 @@ from mscodegen.catalog.literals import Call
 from mscodegen.plan.loop import Constant
 from mscodegen.plan.setup import Loss, Metric, nn_loss
 from mscodegen.schema import Config
-from mscodegen.schema.optim import HEADS, HeadsLoss, head_output, head_weight_constant
+from mscodegen.schema.optim import HeadsLoss, head_output, head_weight_constant
 from mscodegen.schema.training import eval_metrics
 
 
@@ -63,7 +63,7 @@ def build_heads(cfg: Config) -> Heads | None:
 
 def heads_loss(heads: Heads) -> Loss:
     """loss_fn: HeadsLoss(one loss per head, in data.labels order), the cell the script writes."""
-    return Loss(HEADS, Call("HeadsLoss", (), tuple((f"{h.name}_loss", h.call) for h in heads.heads)))
+    return Loss(Call("HeadsLoss", (), tuple((f"{h.name}_loss", h.call) for h in heads.heads)))
 
 
 def with_heads(cfg: Config, heads: Heads, metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:

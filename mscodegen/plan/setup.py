@@ -151,7 +151,6 @@ class Network:
 
 @dataclass(frozen=True, slots=True)
 class Loss:
-    name: str
     call: Call
     factory: ImportedName | None = None  # loss.path (kind: import)
     # nn.FocalLoss on class-index labels: it takes them as (N, 1), so the script writes FocalLossOnIndices
@@ -227,7 +226,6 @@ ParamsForm = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Optimizer:
-    name: str
     class_name: str
     # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
     # trainable: network.trainable_params(), MindSpore's own filter; frozen_first*: network.freeze.epochs's
@@ -334,16 +332,14 @@ def _initializer(init: Initializer | None) -> Call | None:
 def build_loss(cfg: Config, rel: Relative) -> Loss:
     if isinstance(cfg.loss, ImportedLoss):
         factory = rel.imported(cfg.loss.path, "loss.path")
-        return Loss(
-            f"{factory.module}:{factory.attr} (imported)", Call.of(factory.bound, **cfg.loss.kwargs), factory
-        )
+        return Loss(Call.of(factory.bound, **cfg.loss.kwargs), factory)
     # data.train.batch_transforms: soft (one-hot) labels
     call = nn_loss(cfg.loss.name, cfg.loss.kwargs, sparse=soft_label_classes(cfg) is None)
     if cfg.loss.name == "FocalLoss" and _class_indices(cfg):
-        return Loss(cfg.loss.name, replace(call, func="FocalLossOnIndices"), on_indices=True)
+        return Loss(replace(call, func="FocalLossOnIndices"), on_indices=True)
     if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
-        return Loss(cfg.loss.name, Call("AuxLogitsLoss", (call,)), aux_logits=True)
-    return Loss(cfg.loss.name, call)
+        return Loss(Call("AuxLogitsLoss", (call,)), aux_logits=True)
+    return Loss(call)
 
 
 def nn_loss(name: str, kwargs: dict[str, Any] | None, *, sparse: bool = True) -> Call:
@@ -428,7 +424,6 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
     class_name, module = optimizer_class(opt)
     return Optimizer(
-        opt.name,
         class_name,
         params,
         tuple(args),
