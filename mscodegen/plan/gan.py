@@ -300,7 +300,7 @@ def _imports(s: GanShared, variant: str) -> tuple[Import, ...]:
     needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable)
     needs |= {
         **dict.fromkeys(("script", "os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
-        "vision": needs["vision"] or s.samples is not None,  # the sample grids
+        "vision": needs["vision"] or s.samples,  # the sample grids
         "parallel": s.parallel is not None,
         "time": s.time_monitor and not model,
         "initializer": s.dcgan,
