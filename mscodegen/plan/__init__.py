@@ -312,11 +312,8 @@ def build_shared(
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     if heads is not None:
         metrics = with_heads(cfg, heads, metrics)
-    constants = (
-        build_constants(cfg, data, config_sha256)
-        + adapt_constants(cfg, rel)
-        + ((heads.constants,) if heads is not None else ())
-    )
+    heads_constants = heads.constants if heads is not None else ()
+    constants = build_constants(cfg, data, config_sha256) + adapt_constants(cfg, rel, heads_constants)
     ckpt, freeze = cfg.network.checkpoint, cfg.network.freeze
     return Shared(
         **frame_fields(cfg, data, name=name, source=source),

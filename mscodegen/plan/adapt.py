@@ -50,8 +50,10 @@ def build_distill(cfg: Config, rel: Relative, student: Network) -> Distill | Non
     return Distill(teacher, tuple(c for c in teacher.classes if c not in student.classes))
 
 
-def adapt_constants(cfg: Config, rel: Relative) -> tuple[tuple[Constant, ...], ...]:
-    """network.checkpoint's and network.freeze's constants (one group), then distill's."""
+def adapt_constants(
+    cfg: Config, rel: Relative, between: tuple[Constant, ...] = ()
+) -> tuple[tuple[Constant, ...], ...]:
+    """network.checkpoint's and network.freeze's constants (one group), `between` (loss.heads'), distill's."""
     finetune, ckpt, freeze = [], cfg.network.checkpoint, cfg.network.freeze
     if ckpt is not None:
         finetune.append(Constant("PRETRAINED", PurePath(rel.path(ckpt.path)), "network.checkpoint.path"))
@@ -60,7 +62,7 @@ def adapt_constants(cfg: Config, rel: Relative) -> tuple[tuple[Constant, ...], .
         finetune.append(Constant("FREEZE", freeze.patterns, "network.freeze.patterns"))
         if freeze.epochs is not None:
             finetune += config_constants(cfg, "network.freeze", "epochs", prefix="FREEZE_")
-    groups = [finetune]
+    groups = [finetune, list(between)]
     if cfg.distill is not None:
         teacher = cfg.distill.teacher.checkpoint
         assert teacher is not None  # schema/rules/distill.py
