@@ -18,7 +18,7 @@ from mscodegen.plan.data import DatasetUse, build_data
 from mscodegen.plan.frame import Frame, frame_fields
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.heads import Heads, build_heads, heads_loss, with_heads
-from mscodegen.plan.imports import Import, data_needs, imports
+from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import (
     DeviceNote,
     EarlyStopping,
@@ -490,27 +490,18 @@ def _imports(
     s: Shared, *, convert: bool, cells: tuple[str, ...], model: ModelCall | None
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
-    native = model is None
     networks = (s.network, *((s.distill.teacher,) if s.distill else ()))  # the student, the teacher
-    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
-        "script": True,
+    needs = {
         "math": True,
-        "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
-        "time": s.time_monitor and native,
         "numpy": bool({"digits", "synthetic", "to_vector", "to_vector_filled"} & set(s.data_helpers))
         or s.auc_metric,
         "initializer": any(n.dense_init or n.conv_init for n in networks),
         "create_model": any(n.kind == "mindcv" for n in networks),
         "ops": bool({"train_step", "loss_cell", "ema", "distill"} & set(cells)),
         "amp": convert or ("train_step" in cells and s.step.scaler is not None),
-        "model": not native,
-        "loss_monitor": not native and s.loss_monitor,
-        "time_monitor": not native and s.time_monitor,
+        "loss_monitor": model is not None and s.loss_monitor,
         "fixed_loss_scale": model is not None and model.loss_scale_manager == "fixed",
-        "run_context": native and s.checkpoint is not None,
     }
-    optimizer = s.optimizer.module
-    from_checkpoints = s.checkpoints_imports(native=native, keep_best=s.keep_best is not None)
-    local = [("checkpoints", name) for name in from_checkpoints]
-    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()), *local)
+    optimizer = ((s.optimizer.module, s.optimizer.class_name),) if s.optimizer.module else ()
+    return s.script_imports(needs, *optimizer, native=model is None, keep_best=s.keep_best is not None)

@@ -7,7 +7,7 @@ from typing import Any
 
 from mscodegen import __version__
 from mscodegen.plan.data import DataPlan, DatasetFn, DatasetUse
-from mscodegen.plan.imports import Import, imports
+from mscodegen.plan.imports import Import, data_needs, imports
 from mscodegen.plan.loop import (
     CHECKPOINTS_CONSTANTS,
     Checkpoint,
@@ -97,6 +97,24 @@ class Frame:
             "load_checkpoint": self.resumable,
         }
         return tuple(name for name, on in names.items() if on)
+
+    def script_imports(
+        self, needs: dict[str, bool], *names: tuple[str, str], native: bool, keep_best: bool = False
+    ) -> tuple[Import, ...]:
+        """A training script's imports: the frame's (data, CLI, data parallel, monitors, checkpoints), `needs`
+        (the networks' and steps'), and `from module import name` for each of names."""
+        frame = data_needs(self.dataset_functions, self.data_helpers, self.resumable) | {
+            "script": True,
+            "parallel": self.parallel is not None,
+            "time": self.time_monitor and native,
+            "model": not native,
+            "time_monitor": self.time_monitor and not native,
+            "run_context": native and self.checkpoint is not None,
+        }
+        local = [
+            ("checkpoints", name) for name in self.checkpoints_imports(native=native, keep_best=keep_best)
+        ]
+        return imports(frame | needs, *names, *local)
 
     @property
     def output_dir_help(self) -> str:

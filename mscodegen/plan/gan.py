@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.data import DataPlan, build_data
 from mscodegen.plan.frame import Frame, frame_fields
-from mscodegen.plan.imports import Import, data_needs, imports
+from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
@@ -296,20 +296,12 @@ def _constants(cfg: GanConfig, data: DataPlan, config_sha256: str | None) -> tup
 
 
 def _imports(s: GanShared, variant: str) -> tuple[Import, ...]:
-    model = variant == "model"
-    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable)
-    needs |= {
-        **dict.fromkeys(("script", "os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
-        "vision": needs["vision"] or s.samples,  # the sample grids
-        "parallel": s.parallel is not None,
-        "time": s.time_monitor and not model,
+    needs = {
+        **dict.fromkeys(("os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
+        "sample_grid": s.samples,
         "initializer": s.dcgan,
         "create_model": any(n.kind == "mindcv" for n in s.networks),
         "amp": s.amp.enabled or s.step.scaler is not None,
-        "model": model,
-        "time_monitor": model and s.time_monitor,
-        "run_context": s.checkpoint is not None and not model,
     }
     optimizers = [(n.optimizer_module, n.optimizer_class) for n in s.networks if n.optimizer_module]
-    local = [("checkpoints", n) for n in s.checkpoints_imports(native=not model, keep_best=False)]
-    return imports(needs, *optimizers, *local)
+    return s.script_imports(needs, *optimizers, native=variant == "native")

@@ -39,6 +39,7 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "numpy": (Import("numpy", alias="np"),),
     "dataset": (Import("mindspore", "dataset", "ds"),),
     "vision": _from("mindspore.dataset", "vision"),
+    "sample_grid": _from("mindspore.dataset", "vision"),  # a GAN's samples: vision.write_png
     "transforms": _from("mindspore.dataset", "transforms"),
     "text": _from("mindspore.dataset", "text"),
     "load_digits": _from("sklearn.datasets", "load_digits"),
