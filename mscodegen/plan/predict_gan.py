@@ -50,14 +50,10 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
     from_train = {generator.call.func, "LATENT_DIM"} if generator.factory is None else {"LATENT_DIM"}
     if shared.resumable:
         from_train.add("OUTPUT_DIR")
-    if cfg.gan.samples is not None:
-        from_train |= {"SAMPLE_COUNT", "SAMPLE_COLUMNS", "SAMPLE_SEED"}
-        count: Name | int = Name("SAMPLE_COUNT")
-        columns: Name | int = Name("SAMPLE_COLUMNS")
-        seed: Name | int = Name("SAMPLE_SEED")
-    else:
-        default = SampleGrid()
-        count, columns, seed = default.count, default.columns, default.seed
+    grid: dict[str, Name | int] = SampleGrid().model_dump(include={"count", "columns", "seed"})
+    if cfg.gan.samples is not None:  # training's own grid: its constants
+        grid = {field: Name(f"SAMPLE_{field.upper()}") for field in grid}
+        from_train |= {f"SAMPLE_{field.upper()}" for field in grid}
     module = train_script.removesuffix(".py")
     return GanPredictPlan(
         header=shared.header,
@@ -68,9 +64,9 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
         generator=generator.call,
         generator_factory=generator.factory,
         amp_level=amp.native_level if amp.enabled else None,
-        count=count,
-        columns=columns,
-        seed=seed,
+        count=grid["count"],
+        columns=grid["columns"],
+        seed=grid["seed"],
         latest=shared.resumable,
     )
 
