@@ -1,7 +1,7 @@
 """Plan: every value a template prints, resolved from a validated config, as frozen typed data.
 
 Built in dependency order, nothing mutated after it is built: `build_shared` resolves what both
-variants print (computed once), `build_plan` adds what differs per variant. Templates only print
+variants print (computed once), `variant_plan` adds what differs per variant. Templates only print
 and branch on these fields; a condition computed here and again in a template is a bug waiting.
 Nothing here imports MindSpore.
 """
@@ -9,41 +9,26 @@ Nothing here imports MindSpore.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import ClassVar, Literal
 
-from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.adapt import (
-    Distill,
-    Ema,
-    Freeze,
-    Pretrained,
-    build_distill,
-    build_ema,
-    build_freeze,
-    build_pretrained,
-)
+from mscodegen.plan.adapt import Distill, Freeze, Pretrained, adapt_constants, build_distill
 from mscodegen.plan.data import DatasetUse, build_data
-from mscodegen.plan.frame import Frame
+from mscodegen.plan.frame import Frame, frame_fields
 from mscodegen.plan.gan import GanPlan, GanShared, build_gan_shared, gan_variant_plan
 from mscodegen.plan.heads import Heads, build_heads, heads_loss, with_heads
-from mscodegen.plan.imports import Import, data_needs, imports
+from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import (
-    Constant,
     DeviceNote,
     EarlyStopping,
     EvalSteps,
-    Header,
-    KeepBest,
-    RankedCheckpoints,
-    build_checkpoint,
+    Ranking,
     build_constants,
     build_device_notes,
     build_early_stopping,
     build_eval_steps,
-    build_keep_best,
-    build_ranked_checkpoints,
+    build_ranking,
 )
 from mscodegen.plan.setup import (
     Loss,
@@ -57,10 +42,9 @@ from mscodegen.plan.setup import (
     build_metrics,
     build_network,
     build_optimizer,
-    build_runtime,
     sys_paths,
 )
-from mscodegen.plan.step import Step, build_amp, build_parallel, build_step
+from mscodegen.plan.step import Step, build_step
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 
@@ -72,7 +56,6 @@ __all__ = [
     "Plan",
     "Shared",
     "Variant",
-    "build_plan",
     "build_plans",
     "build_shared",
 ]
@@ -153,9 +136,9 @@ class Shared(Frame):
     eval_steps: EvalSteps | None = None  # eval.every_steps (then no evaluation at an epoch's end)
     pretrained: Pretrained | None = None  # network.checkpoint
     freeze: Freeze | None = None  # network.freeze
-    ema: Ema | None = None  # ema
-    keep_best: KeepBest | None = None  # callbacks.checkpoint.keep (best k)
-    ranked_checkpoints: RankedCheckpoints | None = None  # callbacks.checkpoint.keep_max_by
+    ema: bool = False  # ema: an EMA of the weights, which evaluation and checkpoints use
+    keep_best: Ranking | None = None  # callbacks.checkpoint.keep (best k)
+    ranked_checkpoints: Ranking | None = None  # callbacks.checkpoint.keep_max_by
     columns: Columns = Columns(("image",), ("label",))  # data.inputs, data.labels
     heads: Heads | None = None  # loss.heads: one output, loss and label per head
     distill: Distill | None = None  # distill: a frozen teacher's soft targets in the loss
@@ -189,6 +172,18 @@ class Shared(Frame):
         return self.eval_data is not None and self.eval_steps is None
 
     @property
+    def eval_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
+        """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
+        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
+        column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
+        (every head's output and label, for the metrics to pick theirs)."""
+        if self.heads is not None:
+            return "heads"
+        if self.columns.own_cells:
+            return "columns"
+        return "fp32" if self.amp.cast_loss_fp32 else "nn"
+
+    @property
     def eval_label(self) -> str:
         """What the evaluation line names, as an f-string part: `Eval result: epoch 2, metrics: {...}`."""
         return "epoch {epoch}" if self.eval_steps is None else self.eval_steps.label
@@ -212,19 +207,16 @@ class ModelCall:
     @property
     def options(self) -> tuple[tuple[str, object], ...]:
         """Model's keyword arguments after the networks and metrics, as values the py filter prints."""
-        manager = {"fixed": Call.of("FixedLossScaleManager", Name("LOSS_SCALE"), drop_overflow_update=False)}
-        return (
-            *((("amp_level", self.amp_level),) if self.amp_level else ()),
-            *(
-                (("keep_batchnorm_fp32", self.keep_batchnorm_fp32),)
-                if self.keep_batchnorm_fp32 is not None
-                else ()
-            ),
-            *(
-                (("loss_scale_manager", manager.get(self.loss_scale_manager)),)
-                if self.loss_scale_manager
-                else ()
-            ),
+        fixed = Call.of("FixedLossScaleManager", Name("LOSS_SCALE"), drop_overflow_update=False)
+        options = {
+            "amp_level": self.amp_level,
+            "keep_batchnorm_fp32": self.keep_batchnorm_fp32,
+            "loss_scale_manager": self.loss_scale_manager,
+        }
+        return tuple(
+            (key, fixed if value == "fixed" else None if value == "none" else value)
+            for key, value in options.items()
+            if value is not None
         )
 
 
@@ -262,30 +254,13 @@ class Plan:
         return ("eval_epochs",) if self.eval_every else ()
 
     @property
-    def writes_train_step(self) -> bool:
-        return "train_step" in self.cells
-
-    @property
-    def writes_loss_cell(self) -> bool:
-        """WithLossFp32 is written out."""
-        return "loss_cell" in self.cells
-
-    @property
     def loss_cell(self) -> Literal["nn", "fp32", "columns", "heads", "distill"]:
         """The cell of network + loss: WithDistillLoss (student, teacher and loss), or eval_cell's kind."""
         return "distill" if self.shared.distill is not None else self.eval_cell
 
     @property
     def eval_cell(self) -> Literal["nn", "fp32", "columns", "heads"]:
-        """The cells of network + loss and of evaluation: nn's (WithLossCell, WithEvalCell), nn's with the
-        output cast to float32 (WithLossFp32, WithEvalCell(add_cast_fp32=True)), those naming every
-        column (WithLossColumns, WithEvalColumns), or with several heads WithLossColumns and WithEvalHeads
-        (every head's output and label, for the metrics to pick theirs)."""
-        if self.shared.heads is not None:
-            return "heads"
-        if self.shared.columns.own_cells:
-            return "columns"
-        return "fp32" if self.shared.amp.cast_loss_fp32 else "nn"
+        return self.shared.eval_cell
 
     @property
     def template(self) -> str:
@@ -331,108 +306,45 @@ def build_shared(
     rel = Relative(config_dir, out_dir)
     step = build_step(cfg, rel)
     data = build_data(cfg, rel)
-    checkpoint = build_checkpoint(cfg)
-    resumable = (
-        checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
-    )
-    pretrained = build_pretrained(cfg, rel)
     network, metrics, heads = build_network(cfg, rel), build_metrics(cfg, rel), build_heads(cfg)
     loss = build_loss(cfg, rel) if heads is None else heads_loss(heads)
-    freeze = build_freeze(cfg)
     distill = build_distill(cfg, rel, network)
     written = {m.call.func for m in metrics if m.factory is None}  # MindSpore's classes and the script's own
     if heads is not None:
         metrics = with_heads(cfg, heads, metrics)
-    constants = build_constants(
-        cfg,
-        step,
-        data_dir=data.folder,
-        data_keys=data.data_dir_keys,
-        config_sha256=config_sha256,
-        resumable=resumable,
-    )
-    finetune = []
-    if pretrained is not None:
-        finetune += [
-            Constant("PRETRAINED", PurePath(pretrained.path), "network.checkpoint.path"),
-            Constant("PRETRAINED_SKIP", list(pretrained.skip), "network.checkpoint.skip"),
-        ]
-    if freeze is not None:
-        finetune.append(Constant("FREEZE", list(freeze.patterns), "network.freeze.patterns"))
-        if freeze.epochs is not None:
-            finetune.append(Constant("FREEZE_EPOCHS", freeze.epochs, "network.freeze.epochs"))
-    if finetune:
-        constants = (*constants, tuple(finetune))
-    if heads is not None:
-        constants = (*constants, heads.constants)
-    if distill is not None and cfg.distill is not None:
-        teacher = [
-            Constant("TEACHER_CHECKPOINT", PurePath(distill.checkpoint), "distill.teacher.checkpoint.path"),
-            Constant("DISTILL_TEMPERATURE", cfg.distill.temperature, "distill.temperature"),
-            Constant("DISTILL_ALPHA", cfg.distill.alpha, "distill.alpha"),
-        ]
-        constants = (*constants, tuple(teacher))
+    heads_constants = heads.constants if heads is not None else ()
+    constants = build_constants(cfg, data, config_sha256) + adapt_constants(cfg, rel, heads_constants)
+    ckpt, freeze = cfg.network.checkpoint, cfg.network.freeze
     return Shared(
-        header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
+        **frame_fields(cfg, data, name=name, source=source),
         constants=constants,
-        runtime=build_runtime(cfg),
         network=network,
-        data_helpers=data.helpers,
         sys_paths=sys_paths(
             [network.factory, loss.factory, step.process, *(f.factory for f in data.functions)]
             + [distill.teacher.factory if distill else None]
             + [m.factory for m in metrics]
         ),
-        data_dir=data.data_dir,
-        data_dir_keys=data.data_dir_keys,
-        dataset_functions=data.functions,
-        datasets=data.uses,
         loss=loss,
         lr=build_lr(cfg),
         optimizer=build_optimizer(cfg, loss_scale_in_optimizer=step.fixed_sens),
         metrics=metrics,
         binary_metric="BinaryMetric" in written,
         auc_metric="AUC" in written,
-        amp=build_amp(cfg),
         step=step,
-        parallel=build_parallel(cfg),
-        checkpoint=checkpoint,
-        resumable=resumable,
         early_stopping=build_early_stopping(cfg),
-        loss_monitor=cfg.callbacks.loss_monitor,
-        time_monitor=cfg.callbacks.time_monitor,
         sink_mode=cfg.train.dataset_sink_mode,
         sink_size=cfg.train.sink_size,
         eval_every=cfg.eval.every_epochs if cfg.eval else 1,
-        eval_steps=build_eval_steps(cfg, resumable=resumable),
-        pretrained=pretrained,
-        freeze=freeze,
-        ema=build_ema(cfg),
-        keep_best=build_keep_best(cfg),
-        ranked_checkpoints=build_ranked_checkpoints(cfg),
+        eval_steps=build_eval_steps(cfg),
+        pretrained=None if ckpt is None else Pretrained(ckpt.strict),
+        freeze=None if freeze is None else Freeze(freeze.epochs),
+        ema=cfg.ema is not None,
+        keep_best=build_ranking(cfg, "keep"),
+        ranked_checkpoints=build_ranking(cfg, "keep_max_by"),
         columns=Columns(tuple(cfg.data.inputs), tuple(cfg.data.labels)),
         heads=heads,
         distill=distill,
     )
-
-
-def build_plan(
-    cfg: Config,
-    variant: Variant,
-    *,
-    source: str,
-    config_dir: Path,
-    out_dir: Path,
-    name: str,
-    config_sha256: str | None = None,
-    shared: Shared | None = None,
-) -> Plan:
-    """Resolve everything `variant`'s template needs (pass `shared` to reuse the variant-free part)."""
-    if shared is None:
-        shared = build_shared(
-            cfg, source=source, config_dir=config_dir, out_dir=out_dir, name=name, config_sha256=config_sha256
-        )
-    return variant_plan(cfg, shared, variant)
 
 
 def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
@@ -460,7 +372,7 @@ def variant_plan(cfg: Config, shared: Shared, variant: Variant) -> Plan:
     wanted = {
         "focal_on_indices": shared.loss.on_indices,
         "aux_logits_loss": shared.loss.aux_logits,
-        "ema": shared.ema is not None,
+        "ema": shared.ema,
         "gradient_processor": writes_step and step.process is not None,
         "loss_cell": uses_loss_cell and amp.cast_loss_fp32 and not shared.columns.own_cells,  # WithLossFp32
         "column_cells": shared.columns.own_cells,
@@ -501,7 +413,7 @@ def _definitions(s: Shared, *, model: bool) -> tuple[str, ...]:
         "evaluate_heads": not model and s.eval_data is not None and s.heads is not None,
         "early_stop": s.early_stopping is not None,
         "keep_best": s.keep_best is not None,
-        "evaluate_on_averages": model and s.ema is not None,
+        "evaluate_on_averages": model and s.ema,
         "evaluate_every_steps": model and s.eval_steps is not None,
     }
     return tuple(name for name, on in definitions.items() if on)
@@ -514,7 +426,7 @@ def _callbacks(s: Shared) -> tuple[str, ...]:
         "LossMonitor": s.loss_monitor,
         "EpochTime": s.time_monitor and s.eval_per_epoch,
         "TimeMonitor": s.time_monitor and not s.eval_per_epoch,
-        "EvaluateOnAverages": s.ema is not None and s.eval_steps is None,  # else EvaluateEverySteps uses it
+        "EvaluateOnAverages": s.ema and s.eval_steps is None,  # else EvaluateEverySteps uses it
         "EvaluateEverySteps": s.eval_steps is not None,
         "EarlyStop": s.early_stopping is not None,
     }
@@ -578,27 +490,18 @@ def _imports(
     s: Shared, *, convert: bool, cells: tuple[str, ...], model: ModelCall | None
 ) -> tuple[Import, ...]:
     """The import records, derived from the resolved plan (never collected while building it)."""
-    native = model is None
     networks = (s.network, *((s.distill.teacher,) if s.distill else ()))  # the student, the teacher
-    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable) | {
-        "script": True,
+    needs = {
         "math": True,
-        "parallel": s.parallel is not None,
         "fnmatch": bool(s.optimizer.groups) or s.pretrained is not None or s.freeze is not None,
-        "time": s.time_monitor and native,
         "numpy": bool({"digits", "synthetic", "to_vector", "to_vector_filled"} & set(s.data_helpers))
         or s.auc_metric,
         "initializer": any(n.dense_init or n.conv_init for n in networks),
         "create_model": any(n.kind == "mindcv" for n in networks),
         "ops": bool({"train_step", "loss_cell", "ema", "distill"} & set(cells)),
         "amp": convert or ("train_step" in cells and s.step.scaler is not None),
-        "model": not native,
-        "loss_monitor": not native and s.loss_monitor,
-        "time_monitor": not native and s.time_monitor,
+        "loss_monitor": model is not None and s.loss_monitor,
         "fixed_loss_scale": model is not None and model.loss_scale_manager == "fixed",
-        "run_context": native and s.checkpoint is not None,
     }
-    optimizer = s.optimizer.module
-    from_checkpoints = s.checkpoints_imports(native=native, keep_best=s.keep_best is not None)
-    local = [("checkpoints", name) for name in from_checkpoints]
-    return imports(needs, *(((optimizer, s.optimizer.class_name),) if optimizer else ()), *local)
+    optimizer = ((s.optimizer.module, s.optimizer.class_name),) if s.optimizer.module else ()
+    return s.script_imports(needs, *optimizer, native=model is None, keep_best=s.keep_best is not None)

@@ -154,23 +154,6 @@ class DatasetFn:
     def factory(self) -> ImportedName | None:
         return next((s.factory for s in self.steps if isinstance(s, Imported)), None)
 
-    @property
-    def shard_after(self) -> bool:
-        return any(isinstance(s, Sampler) for s in self.steps)
-
-    @property
-    def label_cast(self) -> bool:
-        return any(isinstance(s, LabelCast) for s in self.steps)
-
-    @property
-    def workers_line(self) -> bool:
-        return any(isinstance(s, Workers) for s in self.steps)
-
-    @property
-    def repeat_sampler(self) -> bool:
-        """data.train.aug_repeats: the source reads through mindcv's RepeatAugSampler."""
-        return any(isinstance(s, Assign) and s.names == "sampler" for s in self.steps)
-
 
 @dataclass(frozen=True, slots=True)
 class DatasetUse:
@@ -179,7 +162,6 @@ class DatasetUse:
     key: str  # data.train
     variable: str  # train_dataset
     call: Call
-    factory: bool  # an imported factory makes it
     check_empty: bool = False  # train from a factory: validate cannot count its batches, the script does
 
 
@@ -191,10 +173,6 @@ class DataPlan:
     # "unreadable_file": the excepthook that names a broken image / CIFAR batch
     functions: tuple[DatasetFn, ...]
     uses: tuple[DatasetUse, ...]  # train first, then eval
-
-    @property
-    def folder(self) -> Path | None:  # DATA_DIR's value
-        return None if self.data_dir is None else Path(self.data_dir)
 
 
 class _Values(dict[str, Any]):
@@ -313,8 +291,8 @@ def _split(
         value = replace(v[param], folder="args.data_dir") if isinstance(v[param], Under) else v[param]
         args += [value] if i == 0 and param in POSITIONAL else []
         kwargs += [] if i == 0 and param in POSITIONAL else [(param, value)]
-    call, imported = Call(name, tuple(args), tuple(kwargs)), spec.kind == "import"
-    use = DatasetUse(f"data.{split}", f"{split}_dataset", call, imported, imported and split == "train")
+    call = Call(name, tuple(args), tuple(kwargs))
+    use = DatasetUse(f"data.{split}", f"{split}_dataset", call, spec.kind == "import" and split == "train")
     return _Split(fn, use, v)
 
 

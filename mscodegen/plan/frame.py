@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from mscodegen.plan.data import DatasetFn, DatasetUse
-from mscodegen.plan.imports import Import, imports
-from mscodegen.plan.loop import CHECKPOINTS_CONSTANTS, Checkpoint, Constant, Header
-from mscodegen.plan.setup import Runtime
-from mscodegen.plan.step import Amp, Parallel
+from mscodegen import __version__
+from mscodegen.plan.data import DataPlan, DatasetFn, DatasetUse
+from mscodegen.plan.imports import Import, data_needs, imports
+from mscodegen.plan.loop import (
+    CHECKPOINTS_CONSTANTS,
+    Checkpoint,
+    Constant,
+    Header,
+    build_checkpoint,
+    resumable,
+)
+from mscodegen.plan.setup import Runtime, build_runtime
+from mscodegen.plan.step import Amp, Parallel, build_amp, build_parallel
+from mscodegen.schema import Config
+from mscodegen.schema.gan import GanConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +32,6 @@ class Frame:
     data_helpers: tuple[str, ...]  # "digits", "synthetic": numpy loaders; csv cell conversions; defined once
     sys_paths: tuple[tuple[str, tuple[str, ...]], ...]  # (folder from the script, modules imported from it)
     data_dir: str | None  # DATA_DIR: the folder the file sources read, from the script's folder (or absolute)
-    data_dir_keys: str  # the keys DATA_DIR comes from: data.train.path, data.eval.path
     dataset_functions: tuple[DatasetFn, ...]  # one shared by train and eval, or one each
     datasets: tuple[DatasetUse, ...]  # how train() makes them: train first, then eval if any
     amp: Amp
@@ -88,6 +98,24 @@ class Frame:
         }
         return tuple(name for name, on in names.items() if on)
 
+    def script_imports(
+        self, needs: dict[str, bool], *names: tuple[str, str], native: bool, keep_best: bool = False
+    ) -> tuple[Import, ...]:
+        """A training script's imports: the frame's (data, CLI, data parallel, monitors, checkpoints), `needs`
+        (the networks' and steps'), and `from module import name` for each of names."""
+        frame = data_needs(self.dataset_functions, self.data_helpers, self.resumable) | {
+            "script": True,
+            "parallel": self.parallel is not None,
+            "time": self.time_monitor and native,
+            "model": not native,
+            "time_monitor": self.time_monitor and not native,
+            "run_context": native and self.checkpoint is not None,
+        }
+        local = [
+            ("checkpoints", name) for name in self.checkpoints_imports(native=native, keep_best=keep_best)
+        ]
+        return imports(frame | needs, *names, *local)
+
     @property
     def output_dir_help(self) -> str:
         """What --output-dir holds (the scripts have the option when it holds something)."""
@@ -96,3 +124,21 @@ class Frame:
     @property
     def has_output_dir(self) -> bool:
         return bool(self.output_dir_help)
+
+
+def frame_fields(cfg: Config | GanConfig, data: DataPlan, *, name: str, source: str) -> dict[str, Any]:
+    """The Frame's fields that one network's config and a gan's resolve alike (not constants, sys_paths)."""
+    return {
+        "header": Header(name, source, __version__),
+        "runtime": build_runtime(cfg),
+        "data_helpers": data.helpers,
+        "data_dir": data.data_dir,
+        "dataset_functions": data.functions,
+        "datasets": data.uses,
+        "amp": build_amp(cfg),
+        "parallel": build_parallel(cfg),
+        "checkpoint": build_checkpoint(cfg),
+        "resumable": resumable(cfg),
+        "loss_monitor": cfg.callbacks.loss_monitor,
+        "time_monitor": cfg.callbacks.time_monitor,
+    }

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import ClassVar, Literal
 
-from mscodegen import __version__
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.data import build_data
-from mscodegen.plan.frame import Frame
-from mscodegen.plan.imports import Import, data_needs, imports
+from mscodegen.plan.data import DataPlan, build_data
+from mscodegen.plan.frame import Frame, frame_fields
+from mscodegen.plan.imports import Import
 from mscodegen.plan.loop import (
     Constant,
     DeviceNote,
-    Header,
-    build_checkpoint,
     build_device_notes,
     checkpoint_constants,
+    config_constants,
     loss_scale_constants,
     parallel_constants,
     run_constants,
@@ -31,12 +29,10 @@ from mscodegen.plan.loop import (
 from mscodegen.plan.setup import (
     ImportedName,
     Relative,
-    build_runtime,
     optimizer_args,
     optimizer_class,
     sys_paths,
 )
-from mscodegen.plan.step import build_amp, build_parallel
 from mscodegen.schema import image_shape_of
 from mscodegen.schema.gan import DcganDiscriminator, DcganGenerator, GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -101,12 +97,6 @@ class GanStep:
 
 
 @dataclass(frozen=True, slots=True)
-class Samples:
-    count: int
-    columns: int
-
-
-@dataclass(frozen=True, slots=True)
 class GanShared(Frame):
     """Everything both GAN variants print the same way: the frame, and two networks' training."""
 
@@ -115,7 +105,7 @@ class GanShared(Frame):
     loss: str | None  # gan.loss: the mindspore.nn class; None: wasserstein (the critic's score means)
     gradient_penalty: bool  # WGAN-GP: the critic's loss adds GP_WEIGHT * penalty; batches carry `mix`
     step: GanStep
-    samples: Samples | None
+    samples: bool  # gan.samples: a grid of the generator's samples after every epoch
 
     @property
     def networks(self) -> tuple[GanNetwork, GanNetwork]:
@@ -174,10 +164,6 @@ def build_gan_shared(
     data = build_data(cfg, rel)
     generator = _network(cfg, "generator", rel, channels)
     discriminator = _network(cfg, "discriminator", rel, channels)
-    checkpoint = build_checkpoint(cfg)
-    resumable = (
-        checkpoint is not None and cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
-    )
     ls = cfg.loss_scale
     scaler: Literal["static", "dynamic"] | None = (
         "dynamic"
@@ -191,29 +177,16 @@ def build_gan_shared(
         skip_overflow=scaler == "dynamic" or (isinstance(ls, FixedLossScale) and ls.drop_overflow_update),
         d_steps=cfg.gan.d_steps,
     )
-    samples = cfg.gan.samples
     return GanShared(
-        header=Header(name, source, out_dir.as_posix(), __version__, config_sha256),
-        constants=_constants(cfg, data.folder, data.data_dir_keys, config_sha256, resumable),
-        runtime=build_runtime(cfg),
+        **frame_fields(cfg, data, name=name, source=source),
+        constants=_constants(cfg, data, config_sha256),
         generator=generator,
         discriminator=discriminator,
         loss=None if cfg.gan.loss == "wasserstein" else cfg.gan.loss,
         gradient_penalty=cfg.gan.discriminator.gradient_penalty is not None,
-        amp=build_amp(cfg),
         step=step,
-        samples=Samples(samples.count, samples.columns) if samples else None,
-        data_helpers=data.helpers,
+        samples=cfg.gan.samples is not None,
         sys_paths=sys_paths([generator.factory, discriminator.factory, *(f.factory for f in data.functions)]),
-        data_dir=data.data_dir,
-        data_dir_keys=data.data_dir_keys,
-        dataset_functions=data.functions,
-        datasets=data.uses,
-        parallel=build_parallel(cfg),
-        checkpoint=checkpoint,
-        resumable=resumable,
-        loss_monitor=cfg.callbacks.loss_monitor,
-        time_monitor=cfg.callbacks.time_monitor,
     )
 
 
@@ -293,36 +266,20 @@ def _discriminator_blocks(image_size: int) -> tuple[Block, ...]:
     return (Block(0, 1, image_size // 2), *rest)
 
 
-def _constants(
-    cfg: GanConfig, data_dir: PurePath | None, data_keys: str, config_sha256: str | None, resumable: bool
-) -> tuple[tuple[Constant, ...], ...]:
+def _constants(cfg: GanConfig, data: DataPlan, config_sha256: str | None) -> tuple[tuple[Constant, ...], ...]:
     gan = cfg.gan
-    run = run_constants(
-        cfg,
-        data_dir=data_dir,
-        data_keys=data_keys,
-        config_sha256=config_sha256,
-        resumable=resumable,
-        output_dir=gan.samples is not None or cfg.callbacks.checkpoint is not None,
-        checkpoint=cfg.callbacks.checkpoint is not None,
-    )
-    networks = [Constant("LATENT_DIM", gan.latent_dim, "gan.latent_dim")]
+    output_dir = gan.samples is not None or cfg.callbacks.checkpoint is not None
+    run = run_constants(cfg, data, config_sha256, output_dir=output_dir)
+    networks = config_constants(cfg, "gan", "latent_dim")
     if gan.d_steps > 1:
-        networks.append(Constant("D_STEPS", gan.d_steps, "gan.d_steps"))
+        networks += config_constants(cfg, "gan", "d_steps")
     for role in ("generator", "discriminator"):
-        opt, short = getattr(gan, role).optimizer, role[0].upper()
-        networks.append(Constant(f"{short}_LR", opt.lr, f"gan.{role}.optimizer.lr"))
-        if opt.weight_decay:
-            networks.append(
-                Constant(f"{short}_WEIGHT_DECAY", opt.weight_decay, f"gan.{role}.optimizer.weight_decay")
-            )
-        clip = getattr(gan, role).grad_clip
-        if isinstance(clip, GlobalNormClip | NormClip):
-            networks.append(Constant(f"{short}_MAX_NORM", clip.max_norm, f"gan.{role}.grad_clip.max_norm"))
-        elif clip is not None:
-            networks.append(
-                Constant(f"{short}_CLIP_VALUE", clip.clip_value, f"gan.{role}.grad_clip.clip_value")
-            )
+        opt, clip, short = getattr(gan, role).optimizer, getattr(gan, role).grad_clip, f"{role[0].upper()}_"
+        fields = ("lr", "weight_decay") if opt.weight_decay else ("lr",)
+        networks += config_constants(cfg, f"gan.{role}.optimizer", *fields, prefix=short)
+        if clip is not None:
+            field = "max_norm" if isinstance(clip, GlobalNormClip | NormClip) else "clip_value"
+            networks += config_constants(cfg, f"gan.{role}.grad_clip", field, prefix=short)
     critic = gan.discriminator
     if critic.clip_weights is not None:
         networks.append(Constant("D_WEIGHT_CLIP", critic.clip_weights, "gan.discriminator.clip_weights"))
@@ -330,14 +287,8 @@ def _constants(
         networks.append(Constant("GP_WEIGHT", critic.gradient_penalty, "gan.discriminator.gradient_penalty"))
     groups = [run, networks]
     if gan.samples is not None:
-        groups.append(
-            [
-                Constant("SAMPLE_COUNT", gan.samples.count, "gan.samples.count"),
-                Constant("SAMPLE_COLUMNS", gan.samples.columns, "gan.samples.columns"),
-                Constant("SAMPLE_SEED", gan.samples.seed, "gan.samples.seed"),
-                Constant("SAMPLES_DIR", gan.samples.directory, "gan.samples.directory"),
-            ]
-        )
+        samples = config_constants(cfg, "gan.samples", "count", "columns", "seed", prefix="SAMPLE_")
+        groups.append([*samples, Constant("SAMPLES_DIR", gan.samples.directory, "gan.samples.directory")])
     if cfg.callbacks.checkpoint is not None:
         groups.append(checkpoint_constants(cfg))
     groups += [loss_scale_constants(cfg), parallel_constants(cfg)]
@@ -345,20 +296,12 @@ def _constants(
 
 
 def _imports(s: GanShared, variant: str) -> tuple[Import, ...]:
-    model = variant == "model"
-    needs = data_needs(s.dataset_functions, s.data_helpers, s.resumable)
-    needs |= {
-        **dict.fromkeys(("script", "os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
-        "vision": needs["vision"] or s.samples is not None,  # the sample grids
-        "parallel": s.parallel is not None,
-        "time": s.time_monitor and not model,
+    needs = {
+        **dict.fromkeys(("os", "numpy", "ops"), True),  # os: ONEDNN_MAX_CPU_ISA (see the header)
+        "sample_grid": s.samples,
         "initializer": s.dcgan,
         "create_model": any(n.kind == "mindcv" for n in s.networks),
         "amp": s.amp.enabled or s.step.scaler is not None,
-        "model": model,
-        "time_monitor": model and s.time_monitor,
-        "run_context": s.checkpoint is not None and not model,
     }
     optimizers = [(n.optimizer_module, n.optimizer_class) for n in s.networks if n.optimizer_module]
-    local = [("checkpoints", n) for n in s.checkpoints_imports(native=not model, keep_best=False)]
-    return imports(needs, *optimizers, *local)
+    return s.script_imports(needs, *optimizers, native=variant == "native")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from mscodegen.catalog.literals import Call, Name
-from mscodegen.catalog.losses import tensor_list
+from mscodegen.catalog.literals import Call
 from mscodegen.plan.loop import Constant
-from mscodegen.plan.setup import Loss, Metric
+from mscodegen.plan.setup import Loss, Metric, nn_loss
 from mscodegen.schema import Config
-from mscodegen.schema.optim import HEADS, HeadLoss, HeadsLoss, head_output, head_weight_constant
+from mscodegen.schema.optim import HeadsLoss, head_output, head_weight_constant
 from mscodegen.schema.training import eval_metrics
 
 
@@ -28,11 +27,6 @@ class Heads:
     """The heads in data.labels order: the order of the network's outputs and of the label columns."""
 
     heads: tuple[Head, ...]
-
-    @property
-    def losses(self) -> dict[str, str]:
-        """Each head's loss's name."""
-        return {h.name: h.loss for h in self.heads}
 
     @property
     def outputs(self) -> str:
@@ -55,29 +49,21 @@ def build_heads(cfg: Config) -> Heads | None:
     return Heads(
         tuple(
             Head(
-                name, loss.name, _loss_call(loss), loss.weight, head_weight_constant(name), head_output(name)
+                name,
+                loss.name,
+                nn_loss(loss.name, loss.kwargs),
+                loss.weight,
+                head_weight_constant(name),
+                head_output(name),
             )
             for name, loss in cfg.loss.heads.items()
         )
     )
 
 
-def _loss_call(loss: HeadLoss) -> Call:
-    """nn.<name>(**kwargs): SoftmaxCrossEntropyWithLogits on class indices by default, as one loss is; a list
-    for a Tensor argument (class weights) becomes the Tensor."""
-    kwargs: dict[str, object] = dict(loss.kwargs) if loss.kwargs is not None else {}
-    if loss.kwargs is None and loss.name == "SoftmaxCrossEntropyWithLogits":
-        kwargs = {"sparse": True, "reduction": "mean"}
-    kwargs = {
-        key: Call.of("ms.Tensor", value, Name("ms.float32")) if tensor_list(loss.name, key, value) else value
-        for key, value in kwargs.items()
-    }
-    return Call.of(f"nn.{loss.name}", **kwargs)
-
-
 def heads_loss(heads: Heads) -> Loss:
     """loss_fn: HeadsLoss(one loss per head, in data.labels order), the cell the script writes."""
-    return Loss(HEADS, Call("HeadsLoss", (), tuple((f"{h.name}_loss", h.call) for h in heads.heads)))
+    return Loss(Call("HeadsLoss", (), tuple((f"{h.name}_loss", h.call) for h in heads.heads)))
 
 
 def with_heads(cfg: Config, heads: Heads, metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -87,7 +73,9 @@ def with_heads(cfg: Config, heads: Heads, metrics: tuple[Metric, ...]) -> tuple[
         return metrics
     names = [h.name for h in heads.heads]
     out = []
-    for metric, entry in zip(metrics, eval_metrics(cfg.eval, cfg.loss.name, heads.losses), strict=True):
+    for metric, entry in zip(
+        metrics, eval_metrics(cfg.eval, cfg.loss.name, {h.name: h.loss for h in heads.heads}), strict=True
+    ):
         head = getattr(entry, "head", None)
         index = None if head is None else names.index(head)
         out.append(

@@ -39,6 +39,7 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     "numpy": (Import("numpy", alias="np"),),
     "dataset": (Import("mindspore", "dataset", "ds"),),
     "vision": _from("mindspore.dataset", "vision"),
+    "sample_grid": _from("mindspore.dataset", "vision"),  # a GAN's samples: vision.write_png
     "transforms": _from("mindspore.dataset", "transforms"),
     "text": _from("mindspore.dataset", "text"),
     "load_digits": _from("sklearn.datasets", "load_digits"),
@@ -63,22 +64,31 @@ IMPORTS: dict[str, tuple[Import, ...]] = {
     # callbacks.checkpoint.keep_max_by: RankedCheckpoints saves with ms.save_checkpoint
     "ranked_checkpoints": (Import("mindspore", alias="ms"), *_from("mindspore.train", "Callback")),
     "resume": (Import("sys"), *_from("pathlib", "Path"), Import("mindspore", alias="ms")),
+    # predict.py: its CLI; the arrays it reads, predicts and writes; Model for --evaluate
+    "predict": (Import("argparse"), Import("sys"), *_from("pathlib", "Path"), Import("mindspore", alias="ms"))
+    + (Import("numpy", alias="np"),),
+    "csv": (Import("csv"),),  # --output
+    "pil_image": _from("PIL", "Image"),
+    "nn": _from("mindspore", "nn"),
+    "eval_model": _from("mindspore", "Model"),
 }
 
 
 def data_needs(functions: Sequence[DatasetFn], helpers: Sequence[str], resumable: bool) -> dict[str, bool]:
     """What the dataset functions and the data helpers import (--resume skips batches with ds)."""
     modules = {m for f in functions for m in f.modules}
+    steps = {s.kind for f in functions for s in f.steps}  # Sampler: an imported factory's dataset sharded
     return {
-        "dataset": any(not f.factory or f.shard_after for f in functions) or resumable,
-        "os": any(f.workers_line for f in functions),
+        "dataset": any(not f.factory for f in functions) or "Sampler" in steps or resumable,
+        "os": "Workers" in steps,
         "re": "unreadable_file" in helpers,
         "load_digits": "digits" in helpers,
         "vision": "vision" in modules,
-        "transforms": any(f.label_cast for f in functions) or "transforms" in modules,
+        "transforms": "LabelCast" in steps or "transforms" in modules,
         "text": "text" in modules,
         "mixup": "mindcv" in modules,
-        "repeat_aug_sampler": any(f.repeat_sampler for f in functions),
+        # data.train.aug_repeats: the source reads through mindcv's RepeatAugSampler
+        "repeat_aug_sampler": any(getattr(s, "names", "") == "sampler" for f in functions for s in f.steps),
         **{f: f in modules for f in sorted(set(mindcv_augment.FUNCTIONS.values()))},
     }
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePath
-from typing import Literal
+from operator import attrgetter
+from pathlib import Path
+from typing import Any, Literal
 
 from mscodegen.catalog.literals import RunStamp
-from mscodegen.plan.step import Step
+from mscodegen.plan.data import DataPlan
 from mscodegen.schema import Config
 from mscodegen.schema.gan import GanConfig
 from mscodegen.schema.network import MindcvNetwork
@@ -45,9 +46,7 @@ class Header:
 
     name: str
     source: str  # the config path as given
-    out_dir: str
     version: str  # mscodegen's
-    config_sha256: str | None  # of the resolved config
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +100,11 @@ class EarlyStopping:
 
 
 @dataclass(frozen=True, slots=True)
-class KeepBest:
-    maximize: bool  # callbacks.checkpoint.keep.mode (default: min for *loss, else max)
+class Ranking:
+    """callbacks.checkpoint.keep (the best weights kept apart) or keep_max_by (the keep_max checkpoints
+    with the best metric, not the latest): which way the metric improves."""
 
-
-@dataclass(frozen=True, slots=True)
-class RankedCheckpoints:
-    """callbacks.checkpoint.keep_max_by: the keep_max checkpoints with the best metric, not the latest."""
-
-    maximize: bool  # keep_max_by.mode (default: min for *loss, *mae, *mse, else max)
+    maximize: bool  # its mode (default: min for *loss, and for keep_max_by *mae, *mse too; else max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,158 +122,111 @@ def build_checkpoint(cfg: Config | GanConfig) -> Checkpoint | None:
     return Checkpoint("steps", accumulated=isinstance(cfg, Config) and cfg.grad.accumulation_steps > 1)
 
 
-def build_eval_steps(cfg: Config, *, resumable: bool) -> EvalSteps | None:
+def resumable(cfg: Config | GanConfig) -> bool:
+    return cfg.callbacks.checkpoint is not None and cfg.callbacks.checkpoint.resumable
+
+
+def build_eval_steps(cfg: Config) -> EvalSteps | None:
     if cfg.data.eval is None or cfg.eval is None or cfg.eval.every_steps is None:
         return None
-    return EvalSteps(
-        accumulated=cfg.grad.accumulation_steps > 1, resumable=resumable, ema=cfg.ema is not None
-    )
+    return EvalSteps(cfg.grad.accumulation_steps > 1, resumable=resumable(cfg), ema=cfg.ema is not None)
+
+
+def _maximize(watch: Any, lower_is_better: str | tuple[str, ...] = LOWER_IS_BETTER) -> bool:
+    """The watched metric's mode is max: so set, or by default unless its name ends as lower_is_better."""
+    return bool((watch.mode or ("min" if watch.monitor.endswith(lower_is_better) else "max")) == "max")
 
 
 def build_early_stopping(cfg: Config) -> EarlyStopping | None:
     early = cfg.callbacks.early_stopping
     if early is None or cfg.data.eval is None:
         return None
-    mode = early.mode or ("min" if early.monitor.endswith(LOWER_IS_BETTER) else "max")
     metric, dot, field = early.monitor.partition(".")
-    return EarlyStopping(maximize=mode == "max", field=(metric, field) if dot else None)
+    return EarlyStopping(_maximize(early), field=(metric, field) if dot else None)
 
 
-def build_keep_best(cfg: Config) -> KeepBest | None:
+def build_ranking(cfg: Config, part: Literal["keep", "keep_max_by"]) -> Ranking | None:
     ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep is None or cfg.data.eval is None:
-        return None
-    mode = ckpt.keep.mode or ("min" if ckpt.keep.monitor.endswith("loss") else "max")
-    return KeepBest(maximize=mode == "max")
+    by = None if ckpt is None or cfg.data.eval is None else getattr(ckpt, part)
+    return None if by is None else Ranking(_maximize(by, "loss" if part == "keep" else LOWER_IS_BETTER))
 
 
-def build_ranked_checkpoints(cfg: Config) -> RankedCheckpoints | None:
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
-        return None
-    by = ckpt.keep_max_by
-    mode = by.mode or ("min" if by.monitor.endswith(LOWER_IS_BETTER) else "max")
-    return RankedCheckpoints(maximize=mode == "max")
-
-
-def ranked_checkpoint_constants(cfg: Config) -> list[Constant]:
-    """callbacks.checkpoint.keep_max_by's: the metric that ranks the checkpoints."""
-    ckpt = cfg.callbacks.checkpoint
-    if ckpt is None or ckpt.keep_max_by is None or cfg.data.eval is None:
-        return []
-    monitor = ckpt.keep_max_by.monitor
-    return [Constant("CHECKPOINT_MONITOR", monitor, "callbacks.checkpoint.keep_max_by.monitor")]
+def config_constants(cfg: Config | GanConfig, section: str, *fields: str, prefix: str = "") -> list[Constant]:
+    """The config's values under `section` as constants: PREFIX + FIELD, each from `section.field`."""
+    values = attrgetter(section)(cfg)
+    return [Constant(prefix + f.upper(), getattr(values, f), f"{section}.{f}") for f in fields]
 
 
 def build_constants(
-    cfg: Config,
-    step: Step,
-    *,
-    data_dir: PurePath | None,
-    data_keys: str,
-    config_sha256: str | None,
-    resumable: bool,
+    cfg: Config, data: DataPlan, config_sha256: str | None
 ) -> tuple[tuple[Constant, ...], ...]:
     """Module constants in groups, each with the YAML key it comes from; a feature's only when it is used."""
-    run = run_constants(
-        cfg,
-        data_dir=data_dir,
-        data_keys=data_keys,
-        config_sha256=config_sha256,
-        resumable=resumable,
-        output_dir=cfg.callbacks.checkpoint is not None,
-        checkpoint=cfg.callbacks.checkpoint is not None,
-    )
-    opt = [Constant("LR", cfg.optimizer.lr, "optimizer.lr")]
-    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
-        opt.append(Constant("WEIGHT_DECAY", cfg.optimizer.weight_decay, "optimizer.weight_decay"))
-    opt += _schedule_constants(cfg)
-    groups = [run, opt, _loss_constants(cfg)]
-    if cfg.data.eval is not None:
-        every = cfg.eval.every_epochs if cfg.eval else 1
-        group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
-        if cfg.eval is not None and cfg.eval.every_steps is not None:
-            group.append(Constant("EVAL_EVERY_STEPS", cfg.eval.every_steps, "eval.every_steps"))
-        early = cfg.callbacks.early_stopping
-        if early is not None:
-            group += [
-                Constant("EARLY_STOP_MONITOR", early.monitor, "callbacks.early_stopping.monitor"),
-                Constant("EARLY_STOP_PATIENCE", early.patience, "callbacks.early_stopping.patience"),
-                Constant("EARLY_STOP_MIN_DELTA", early.min_delta, "callbacks.early_stopping.min_delta"),
-            ]
-        groups.append(group)
     ckpt = cfg.callbacks.checkpoint
+    run = run_constants(cfg, data, config_sha256, output_dir=ckpt is not None)
+    opt = config_constants(cfg, "optimizer", "lr")
+    if cfg.optimizer.weight_decay or cfg.optimizer.decay_rule != "mindspore_default" or cfg.optimizer.groups:
+        opt += config_constants(cfg, "optimizer", "weight_decay")
+    opt += _schedule_constants(cfg)
+    groups = [run, opt]
+    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
+        groups.append(config_constants(cfg, "network", "aux_factor"))  # AuxLogitsLoss's weight
+    if cfg.data.eval is not None:
+        groups.append(_eval_constants(cfg))
     if ckpt is not None:
         group = checkpoint_constants(cfg)
         if ckpt.keep is not None and cfg.data.eval is not None:
-            group += [
-                Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"),
-                Constant("BEST_MONITOR", ckpt.keep.monitor, "callbacks.checkpoint.keep.monitor"),
-            ]
-        group += ranked_checkpoint_constants(cfg)
+            group.append(Constant("BEST_KEEP", ckpt.keep.best, "callbacks.checkpoint.keep.best"))
+            group += config_constants(cfg, "callbacks.checkpoint.keep", "monitor", prefix="BEST_")
+        if ckpt.keep_max_by is not None and cfg.data.eval is not None:  # the metric that ranks them
+            group += config_constants(
+                cfg, "callbacks.checkpoint.keep_max_by", "monitor", prefix="CHECKPOINT_"
+            )
         groups.append(group)
     precision = loss_scale_constants(cfg)
     clip = cfg.grad.clip
     if clip is not None:
-        name, value = ("CLIP_VALUE", clip.clip_value) if clip.kind == "value" else ("MAX_NORM", clip.max_norm)
-        precision.append(Constant(name, value, f"grad.clip.{name.lower()}"))
-    if step.accumulate:
-        precision.append(Constant("ACCUMULATION_STEPS", step.accumulation_steps, "grad.accumulation_steps"))
+        precision += config_constants(cfg, "grad.clip", "clip_value" if clip.kind == "value" else "max_norm")
+    if cfg.grad.accumulation_steps > 1:
+        precision += config_constants(cfg, "grad", "accumulation_steps")
     groups.append(precision)
     if cfg.ema is not None:
-        groups.append(
-            [
-                Constant("EMA_DECAY", cfg.ema.decay, "ema.decay"),
-                Constant("EMA_WARMUP_STEPS", cfg.ema.warmup_steps, "ema.warmup_steps"),
-            ]
-        )
+        groups.append(config_constants(cfg, "ema", "decay", "warmup_steps", prefix="EMA_"))
     groups.append(parallel_constants(cfg))
     return tuple(tuple(group) for group in groups if group)
 
 
-def _loss_constants(cfg: Config) -> list[Constant]:
-    """network.aux_factor: the weight of the auxiliary logits' loss (AuxLogitsLoss)."""
-    if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
-        return [Constant("AUX_FACTOR", cfg.network.aux_factor, "network.aux_factor")]
-    return []
+def _eval_constants(cfg: Config) -> list[Constant]:
+    every = cfg.eval.every_epochs if cfg.eval else 1
+    group = [Constant("EVAL_EVERY_EPOCHS", every, "eval.every_epochs")] if every != 1 else []
+    if cfg.eval is not None and cfg.eval.every_steps is not None:
+        group += config_constants(cfg, "eval", "every_steps", prefix="EVAL_")
+    if cfg.callbacks.early_stopping is not None:
+        fields = ("monitor", "patience", "min_delta")
+        group += config_constants(cfg, "callbacks.early_stopping", *fields, prefix="EARLY_STOP_")
+    return group
 
 
 def run_constants(
-    cfg: Config | GanConfig,
-    *,
-    data_dir: PurePath | None,
-    data_keys: str,
-    config_sha256: str | None,
-    resumable: bool,
-    output_dir: bool,
-    checkpoint: bool,
+    cfg: Config | GanConfig, data: DataPlan, config_sha256: str | None, *, output_dir: bool
 ) -> list[Constant]:
     """The run's own constants, first in every script: the config's sha256, the data, seed, epochs."""
     run = []
-    if resumable:
+    if resumable(cfg):
+        why = "checkpoints carry the config's hash (--resume takes only its own) and the run's id"
+        run.append(Constant("CONFIG_SHA256", config_sha256 or "", "", why))
+    if cfg.callbacks.checkpoint is not None:
         run.append(
-            Constant(
-                "CONFIG_SHA256",
-                config_sha256 or "",
-                "",
-                "checkpoints carry the config's hash (--resume takes only its own) and the run's id",
-            )
+            Constant("RUN_ID", RunStamp(), "", "" if resumable(cfg) else "the run's own checkpoint folder")
         )
-    if checkpoint:
-        comment = "" if resumable else "the run's own checkpoint folder"
-        run.append(Constant("RUN_ID", RunStamp(), "", comment))
-    if data_dir is not None:
-        run.append(Constant("DATA_DIR", data_dir, data_keys))
-    run += [
-        Constant("SEED", cfg.runtime.seed, "runtime.seed"),
-        Constant("EPOCHS", cfg.train.epochs, "train.epochs"),
-    ]
+    if data.data_dir is not None:
+        run.append(Constant("DATA_DIR", Path(data.data_dir), data.data_dir_keys))
+    run += config_constants(cfg, "runtime", "seed") + config_constants(cfg, "train", "epochs")
     if cfg.callbacks.loss_monitor:
-        run.append(Constant("LOG_EVERY_STEPS", cfg.train.log_every_steps, "train.log_every_steps"))
+        run += config_constants(cfg, "train", "log_every_steps")
     if output_dir:
-        run.append(Constant("OUTPUT_DIR", cfg.train.output_dir, "train.output_dir"))
+        run += config_constants(cfg, "train", "output_dir")
     if cfg.runtime.max_device_memory:
-        run.append(Constant("MAX_DEVICE_MEMORY", cfg.runtime.max_device_memory, "runtime.max_device_memory"))
+        run += config_constants(cfg, "runtime", "max_device_memory")
     return run
 
 
@@ -286,81 +234,53 @@ def checkpoint_constants(cfg: Config | GanConfig) -> list[Constant]:
     """callbacks.checkpoint's: where, under which prefix, how many, how often."""
     ckpt = cfg.callbacks.checkpoint
     assert ckpt is not None
-    group = [
+    every = "every_steps" if ckpt.every_steps else "every_epochs"
+    return [
         Constant("CHECKPOINT_DIR", ckpt.directory, "callbacks.checkpoint.directory"),
-        Constant("CHECKPOINT_PREFIX", ckpt.prefix, "callbacks.checkpoint.prefix"),
-        Constant("CHECKPOINT_KEEP_MAX", ckpt.keep_max, "callbacks.checkpoint.keep_max"),
+        *config_constants(cfg, "callbacks.checkpoint", "prefix", "keep_max", every, prefix="CHECKPOINT_"),
     ]
-    if ckpt.every_steps:
-        group.append(Constant("CHECKPOINT_EVERY_STEPS", ckpt.every_steps, "callbacks.checkpoint.every_steps"))
-    else:
-        group.append(
-            Constant("CHECKPOINT_EVERY_EPOCHS", ckpt.every_epochs, "callbacks.checkpoint.every_epochs")
-        )
-    return group
 
 
 def loss_scale_constants(cfg: Config | GanConfig) -> list[Constant]:
     ls = cfg.loss_scale
-    out = []
     if isinstance(ls, FixedLossScale):
-        out.append(Constant("LOSS_SCALE", ls.value, "loss_scale.value"))
+        return [Constant("LOSS_SCALE", ls.value, "loss_scale.value")]
     if isinstance(ls, DynamicLossScale):
-        out += [
-            Constant("LOSS_SCALE", ls.init, "loss_scale.init"),
-            Constant("LOSS_SCALE_FACTOR", ls.factor, "loss_scale.factor"),
-            Constant("LOSS_SCALE_WINDOW", ls.window, "loss_scale.window"),
-        ]
-    return out
+        scale = Constant("LOSS_SCALE", ls.init, "loss_scale.init")
+        return [scale, *config_constants(cfg, "loss_scale", "factor", "window", prefix="LOSS_SCALE_")]
+    return []
 
 
 def parallel_constants(cfg: Config | GanConfig) -> list[Constant]:
     if cfg.parallel.mode != "data_parallel":
         return []
-    return [
-        Constant("WORKERS", cfg.parallel.workers, "parallel.workers"),
-        Constant("GRADIENTS_MEAN", cfg.parallel.gradients_mean, "parallel.gradients_mean"),
-    ]
+    return config_constants(cfg, "parallel", "workers", "gradients_mean")
 
 
 def _schedule_constants(cfg: Config) -> list[Constant]:
-    schedule = cfg.lr_schedule
-    out = []
-    if isinstance(schedule, PiecewiseLR):
-        out += [
-            Constant("MILESTONES", schedule.milestones, "lr_schedule.milestones"),
-            Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"),
-        ]
-    if isinstance(schedule, WarmupCosineLR) or (
-        isinstance(schedule, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and schedule.warmup_epochs
+    s = cfg.lr_schedule
+    fields = []
+    if isinstance(s, PiecewiseLR):
+        fields += ["milestones", "gamma"]
+    if isinstance(s, WarmupCosineLR) or (
+        isinstance(s, ExponentialLR | PolynomialLR | PiecewiseLR | CosineLR) and s.warmup_epochs
     ):
-        out += [
-            Constant("WARMUP_EPOCHS", schedule.warmup_epochs, "lr_schedule.warmup_epochs"),
-            Constant("WARMUP_START_LR", schedule.warmup_start_lr, "lr_schedule.warmup_start_lr"),
-        ]
-    if isinstance(schedule, ExponentialLR):
-        out.append(Constant("GAMMA", schedule.gamma, "lr_schedule.gamma"))
-    if isinstance(schedule, OneCycleLR):
-        out += [
-            Constant("PCT_START", schedule.pct_start, "lr_schedule.pct_start"),
-            Constant("DIV_FACTOR", schedule.div_factor, "lr_schedule.div_factor"),
-            Constant("FINAL_DIV_FACTOR", schedule.final_div_factor, "lr_schedule.final_div_factor"),
-        ]
-    if isinstance(schedule, PolynomialLR):
-        out += [
-            Constant("END_LR", schedule.end_lr, "lr_schedule.end_lr"),
-            Constant("POWER", schedule.power, "lr_schedule.power"),
-        ]
-    if isinstance(schedule, CosineLR | WarmupCosineLR) and schedule.decay_epochs is not None:
-        out.append(Constant("DECAY_EPOCHS", schedule.decay_epochs, "lr_schedule.decay_epochs"))
-        if schedule.cycles > 1:
-            out.append(Constant("CYCLES", schedule.cycles, "lr_schedule.cycles"))
-        if schedule.cycle_decay != 1.0:
-            out.append(Constant("CYCLE_DECAY", schedule.cycle_decay, "lr_schedule.cycle_decay"))
-    min_lr = getattr(schedule, "min_lr", None)
-    if min_lr is not None:
-        out.append(Constant("MIN_LR", min_lr, "lr_schedule.min_lr"))
-    return out
+        fields += ["warmup_epochs", "warmup_start_lr"]
+    if isinstance(s, ExponentialLR):
+        fields.append("gamma")
+    if isinstance(s, OneCycleLR):
+        fields += ["pct_start", "div_factor", "final_div_factor"]
+    if isinstance(s, PolynomialLR):
+        fields += ["end_lr", "power"]
+    if isinstance(s, CosineLR | WarmupCosineLR) and s.decay_epochs is not None:
+        fields.append("decay_epochs")
+        if s.cycles > 1:
+            fields.append("cycles")
+        if s.cycle_decay != 1.0:
+            fields.append("cycle_decay")
+    if getattr(s, "min_lr", None) is not None:
+        fields.append("min_lr")
+    return config_constants(cfg, "lr_schedule", *fields)
 
 
 def build_device_notes(cfg: Config | GanConfig, *, model_variant: bool) -> tuple[DeviceNote, ...]:
@@ -369,17 +289,15 @@ def build_device_notes(cfg: Config | GanConfig, *, model_variant: bool) -> tuple
     train = cfg.train
     if train.dataset_sink_mode:
         notes["CPU"].append("train.dataset_sink_mode is ignored on CPU: one batch per step")
-        for device in ("GPU", "Ascend"):
-            if model_variant:
-                notes[device].append(
-                    f"train.dataset_sink_mode: Model sinks {train.sink_size} batches per call "
-                    "(-1: a whole epoch); callbacks run once per sink"
-                )
-            else:
-                notes[device].append(
-                    "train.dataset_sink_mode: this loop feeds one batch per step (ms.data_sink is not "
-                    "generated: it cannot be verified on CPU)"
-                )
+        sink = (
+            f"train.dataset_sink_mode: Model sinks {train.sink_size} batches per call "
+            "(-1: a whole epoch); callbacks run once per sink"
+            if model_variant
+            else "train.dataset_sink_mode: this loop feeds one batch per step (ms.data_sink is not "
+            "generated: it cannot be verified on CPU)"
+        )
+        notes["GPU"].append(sink)
+        notes["Ascend"].append(sink)
     memory = cfg.runtime.max_device_memory
     if memory:
         notes["CPU"].append(f"runtime.max_device_memory ({memory}) does not apply on CPU")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mscodegen.catalog.literals import Call, Name
-from mscodegen.plan.imports import Import
+from mscodegen.plan.imports import Import, imports
 from mscodegen.plan.loop import Header
 from mscodegen.plan.predict_gan import GanPredictPlan, build_gan_predict, from_checkpoints
 from mscodegen.plan.setup import ImportedName, Metric
@@ -110,48 +110,41 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
     reader = _reader(spec)
     net, amp = shared.network, shared.amp
     classes = _class_count(cfg)
-    eval_cell = None
-    if shared.eval_data is not None and shared.heads is not None:
-        eval_cell = Call.of("WithEvalHeads", Name("network"), Name("loss_fn"))
-    elif shared.eval_data is not None and shared.columns.own_cells:
-        eval_cell = Call.of("WithEvalColumns", Name("network"), Name("loss_fn"))
-    elif shared.eval_data is not None and amp.cast_loss_fp32:
-        eval_cell = Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True)
+    evaluates = shared.eval_data is not None
+    cells = {  # Model's eval_network when nn.WithEvalCell(network, loss_fn) does not fit
+        "heads": Call.of("WithEvalHeads", Name("network"), Name("loss_fn")),
+        "columns": Call.of("WithEvalColumns", Name("network"), Name("loss_fn")),
+        "fp32": Call.of("nn.WithEvalCell", Name("network"), Name("loss_fn"), add_cast_fp32=True),
+    }
+    eval_cell = cells.get(shared.eval_cell) if evaluates else None
     from_train = {*net.classes, use.call.func}
-    if shared.eval_data is not None:  # the metric classes train.py writes (ElementMean, BinaryMetric, AUC)
+    if evaluates:  # the metrics, losses and cells train.py writes that evaluation uses
+        written = {
+            "FocalLossOnIndices": shared.loss.on_indices,
+            "AuxLogitsLoss": shared.loss.aux_logits,
+            "BinaryMetric": shared.binary_metric,
+            "AUC": shared.auc_metric,
+            "WithEvalColumns": shared.eval_cell == "columns",
+            **dict.fromkeys(("WithEvalHeads", "HeadsLoss", "HeadMetric"), shared.eval_cell == "heads"),
+        }
         from_train |= {m.call.func for m in shared.metrics if m.factory is None and "." not in m.call.func}
-    if shared.eval_data is not None:  # the loss classes train.py writes
-        from_train |= {
-            name
-            for name, on in (
-                ("FocalLossOnIndices", shared.loss.on_indices),
-                ("AuxLogitsLoss", shared.loss.aux_logits),
-            )
-            if on
-        }
-    if eval_cell is not None and eval_cell.func == "WithEvalColumns":
-        from_train.add("WithEvalColumns")
-    if eval_cell is not None and eval_cell.func == "WithEvalHeads":  # the cells and metrics train() writes
-        from_train |= {"WithEvalHeads", "HeadsLoss", "HeadMetric"}
-        from_train |= {
-            name for name, on in (("BinaryMetric", shared.binary_metric), ("AUC", shared.auc_metric)) if on
-        }
+        from_train |= {name for name, on in written.items() if on}
     if shared.resumable:
         from_train.add("OUTPUT_DIR")
     if shared.data_dir is not None:
         from_train.add("DATA_DIR")
     needs = {
-        "csv": True,  # --output
+        **dict.fromkeys(("predict", "csv", "dataset"), True),
         "vision": reader == "decode",
-        "image": reader in ("gray", "rgb", "gray_unit"),
+        "pil_image": reader in ("gray", "rgb", "gray_unit"),
         "amp": amp.enabled,
         "create_model": net.kind == "mindcv",
-        "model": shared.eval_data is not None,
-        "nn": shared.eval_data is not None or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
+        "eval_model": evaluates,
+        "nn": evaluates or bool(amp.enabled and amp.fp32_cells),  # --evaluate, fp32 cells
     }
     return PredictPlan(
         header=shared.header,
-        imports=_imports(needs),
+        imports=imports(needs),
         train_module=module,
         from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         network=net.call,
@@ -165,16 +158,14 @@ def _one_network(cfg: Config, shared: object, train_script: str) -> PredictPlan:
         csv_columns=_csv_columns(spec, cfg.data.inputs) if isinstance(spec, CsvData) else (),
         csv_delimiter=spec.field_delim if isinstance(spec, CsvData) and spec.field_delim != "," else None,
         inputs=tuple(cfg.data.inputs),
-        loss=shared.loss.call if shared.eval_data is not None else None,
+        loss=shared.loss.call if evaluates else None,
         eval_factories=tuple(
-            f for f in (shared.loss.factory, *(m.factory for m in shared.metrics)) if f is not None
-        )
-        if shared.eval_data is not None
-        else (),
+            f for f in (shared.loss.factory, *(m.factory for m in shared.metrics)) if f and evaluates
+        ),
         metrics=shared.metrics,
         eval_cell=eval_cell,
         latest=shared.resumable,
-        ema=shared.ema is not None,
+        ema=shared.ema,
         classes=classes,
         heads=tuple(PredictHead(h.name, _reading(h.loss)) for h in shared.heads.heads)
         if shared.heads
@@ -208,27 +199,5 @@ def _reading(loss: str) -> Literal["class", "probability", "value"]:
 
 
 def _csv_columns(spec: CsvData, inputs: list[str]) -> tuple[str, ...]:
-    return tuple(
-        c for name in inputs for c in (lambda v: [v] if isinstance(v, str) else v)(spec.columns[name])
-    )
-
-
-def _imports(needs: dict[str, bool]) -> tuple[Import, ...]:
-    table = {
-        "csv": (Import("csv"),),
-        "vision": (Import("mindspore.dataset", "vision"),),
-        "image": (Import("PIL", "Image"),),
-        "amp": (Import("mindspore", "amp"),),
-        "create_model": (Import("mindcv.models", "create_model"),),
-        "model": (Import("mindspore", "Model"),),
-        "nn": (Import("mindspore", "nn"),),
-    }
-    base = (
-        Import("argparse"),
-        Import("sys"),
-        Import("pathlib", "Path"),
-        Import("mindspore", alias="ms"),
-        Import("numpy", alias="np"),
-        Import("mindspore", "dataset", "ds"),
-    )
-    return tuple(sorted({*base, *(i for need, on in needs.items() if on for i in table[need])}))
+    columns = [spec.columns[name] for name in inputs]
+    return tuple(c for v in columns for c in ([v] if isinstance(v, str) else v))

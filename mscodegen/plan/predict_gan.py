@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.plan.frame import Frame
 from mscodegen.plan.gan import GanShared
-from mscodegen.plan.imports import Import
+from mscodegen.plan.imports import Import, imports
 from mscodegen.plan.loop import Header
 from mscodegen.plan.setup import ImportedName
 from mscodegen.schema.gan import GanConfig, SampleGrid
@@ -50,38 +50,23 @@ def build_gan_predict(cfg: GanConfig, shared: object, train_script: str) -> GanP
     from_train = {generator.call.func, "LATENT_DIM"} if generator.factory is None else {"LATENT_DIM"}
     if shared.resumable:
         from_train.add("OUTPUT_DIR")
-    if cfg.gan.samples is not None:
-        from_train |= {"SAMPLE_COUNT", "SAMPLE_COLUMNS", "SAMPLE_SEED"}
-        count: Name | int = Name("SAMPLE_COUNT")
-        columns: Name | int = Name("SAMPLE_COLUMNS")
-        seed: Name | int = Name("SAMPLE_SEED")
-    else:
-        default = SampleGrid()
-        count, columns, seed = default.count, default.columns, default.seed
+    grid: dict[str, Name | int] = SampleGrid().model_dump(include={"count", "columns", "seed"})
+    if cfg.gan.samples is not None:  # training's own grid: its constants
+        grid = {field: Name(f"SAMPLE_{field.upper()}") for field in grid}
+        from_train |= {f"SAMPLE_{field.upper()}" for field in grid}
     module = train_script.removesuffix(".py")
-    third_party = [
-        Import("mindspore", alias="ms"),
-        Import("numpy", alias="np"),
-        Import("mindspore.dataset", "vision"),
-    ]
-    if amp.enabled:  # the generator converted as train() converts it
-        third_party.append(Import("mindspore", "amp"))
     return GanPredictPlan(
         header=shared.header,
-        imports=(
-            Import("argparse"),
-            Import("sys"),
-            Import("pathlib", "Path"),
-            *third_party,
-        ),
+        # vision: the grid's PNG; amp: the generator converted as train() converts it
+        imports=imports({"predict": True, "vision": True, "amp": amp.enabled}),
         train_module=module,
         from_train=tuple(Import(module, name) for name in sorted(from_train)) + from_checkpoints(shared),
         generator=generator.call,
         generator_factory=generator.factory,
         amp_level=amp.native_level if amp.enabled else None,
-        count=count,
-        columns=columns,
-        seed=seed,
+        count=grid["count"],
+        columns=grid["columns"],
+        seed=grid["seed"],
         latest=shared.resumable,
     )
 

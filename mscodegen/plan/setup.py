@@ -6,9 +6,9 @@ Every class here is frozen data: what a template prints, resolved from the confi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mscodegen.catalog.literals import Call, Name
 from mscodegen.catalog.losses import tensor_list
@@ -66,10 +66,7 @@ METRIC_CLASSES = {
     "mae": Call("nn.MAE"),
     "mse": Call("nn.MSE"),
     # one logit per sample (BCEWithLogitsLoss): classes the script writes (templates/_loop.py.j2)
-    "binary_accuracy": Call("BinaryMetric", ("accuracy",)),
-    "binary_precision": Call("BinaryMetric", ("precision",)),
-    "binary_recall": Call("BinaryMetric", ("recall",)),
-    "binary_f1": Call("BinaryMetric", ("f1",)),
+    **{f"binary_{m}": Call("BinaryMetric", (m,)) for m in ("accuracy", "precision", "recall", "f1")},
     "auc": Call("AUC"),
 }
 
@@ -154,7 +151,6 @@ class Network:
 
 @dataclass(frozen=True, slots=True)
 class Loss:
-    name: str
     call: Call
     factory: ImportedName | None = None  # loss.path (kind: import)
     # nn.FocalLoss on class-index labels: it takes them as (N, 1), so the script writes FocalLossOnIndices
@@ -230,7 +226,6 @@ ParamsForm = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Optimizer:
-    name: str
     class_name: str
     # the parameters it gets: groups (optimizer.groups, layer_decay), else as optimizer.decay_filter says;
     # trainable: network.trainable_params(), MindSpore's own filter; frozen_first*: network.freeze.epochs's
@@ -337,27 +332,28 @@ def _initializer(init: Initializer | None) -> Call | None:
 def build_loss(cfg: Config, rel: Relative) -> Loss:
     if isinstance(cfg.loss, ImportedLoss):
         factory = rel.imported(cfg.loss.path, "loss.path")
-        return Loss(
-            f"{factory.module}:{factory.attr} (imported)", Call.of(factory.bound, **cfg.loss.kwargs), factory
-        )
-    kwargs: dict[str, object] = {}
-    if cfg.loss.kwargs is not None:
-        kwargs = dict(cfg.loss.kwargs)
-    elif cfg.loss.name == "SoftmaxCrossEntropyWithLogits":
-        # data.train.batch_transforms: soft (one-hot) labels
-        kwargs = {"sparse": soft_label_classes(cfg) is None, "reduction": "mean"}
-    kwargs = {  # a list for a Tensor argument (class weights): the Tensor, in float32 as the logits
-        key: Call.of("ms.Tensor", value, Name("ms.float32"))
-        if tensor_list(cfg.loss.name, key, value)
-        else value
-        for key, value in kwargs.items()
-    }
+        return Loss(Call.of(factory.bound, **cfg.loss.kwargs), factory)
+    # data.train.batch_transforms: soft (one-hot) labels
+    call = nn_loss(cfg.loss.name, cfg.loss.kwargs, sparse=soft_label_classes(cfg) is None)
     if cfg.loss.name == "FocalLoss" and _class_indices(cfg):
-        return Loss(cfg.loss.name, Call.of("FocalLossOnIndices", **kwargs), on_indices=True)
-    call = Call.of(f"nn.{cfg.loss.name}", **kwargs)
+        return Loss(replace(call, func="FocalLossOnIndices"), on_indices=True)
     if isinstance(cfg.network, MindcvNetwork) and cfg.network.aux_factor is not None:
-        return Loss(cfg.loss.name, Call("AuxLogitsLoss", (call,)), aux_logits=True)
-    return Loss(cfg.loss.name, call)
+        return Loss(Call("AuxLogitsLoss", (call,)), aux_logits=True)
+    return Loss(call)
+
+
+def nn_loss(name: str, kwargs: dict[str, Any] | None, *, sparse: bool = True) -> Call:
+    """nn.<name>(**kwargs): SoftmaxCrossEntropyWithLogits on class indices (`sparse`) by default; a list for a
+    Tensor argument (class weights) becomes the Tensor, in float32 as the logits."""
+    if kwargs is None:
+        kwargs = {"sparse": sparse, "reduction": "mean"} if name == "SoftmaxCrossEntropyWithLogits" else {}
+    return Call.of(
+        f"nn.{name}",
+        **{
+            key: Call.of("ms.Tensor", value, Name("ms.float32")) if tensor_list(name, key, value) else value
+            for key, value in kwargs.items()
+        },
+    )
 
 
 def _class_indices(cfg: Config) -> bool:
@@ -428,7 +424,6 @@ def build_optimizer(cfg: Config, *, loss_scale_in_optimizer: bool) -> Optimizer:
         note = "decay_filter all is the deprecated name of mindspore_default (same meaning)"
     class_name, module = optimizer_class(opt)
     return Optimizer(
-        opt.name,
         class_name,
         params,
         tuple(args),
@@ -528,12 +523,8 @@ def build_metrics(cfg: Config, rel: Relative) -> tuple[Metric, ...]:
 
 def sys_paths(names: list[ImportedName | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The folders the config's own modules live in (beside it), each put on sys.path once."""
-    found: dict[str, list[str]] = {}
+    found: dict[str, dict[str, None]] = {}  # each folder's modules, in order, once
     for name in names:
-        if (
-            name is not None
-            and name.sys_path is not None
-            and name.module not in found.setdefault(name.sys_path, [])
-        ):
-            found[name.sys_path].append(name.module)
+        if name is not None and name.sys_path is not None:
+            found.setdefault(name.sys_path, {})[name.module] = None
     return tuple((path, tuple(modules)) for path, modules in found.items())

@@ -233,9 +233,4 @@ def build_parallel(cfg: Config | GanConfig) -> Parallel | None:
     par = cfg.parallel
     if par.mode != "data_parallel":
         return None
-    return Parallel(
-        workers=par.workers,
-        gradients_mean=par.gradients_mean,
-        master_port=par.master_port,
-        cluster_time_out=par.cluster_time_out,
-    )
+    return Parallel(par.workers, par.gradients_mean, par.master_port, par.cluster_time_out)

@@ -28,9 +28,9 @@ CONFIGS = sorted(
 
 NOT_CODE = {
     # config keys, for provenance marks and messages: "optimizer.groups[0]" parses as a subscript
-    "key", "keys", "groups_key", "data_dir_keys",
+    "key", "keys", "groups_key",
     # paths and prose: "generated/x" parses as a division, "LeNet-5" as a subtraction
-    "out_dir", "short", "summary", "extras", "Header.source", "Pretrained.source", "Loss.name", "OptimizerGroup.name",
+    "short", "summary", "extras", "Header.source", "OptimizerGroup.name",
     # a Call's arguments are values: the py filter prints a string quoted
     "Call.args", "Call.kwargs",
 }  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mscodegen.config.load import load_config
-from mscodegen.plan import build_plan
+from mscodegen.output.generate import plans_of
 
 EVAL = {"every_epochs": 1, "metrics": [{"name": "accuracy"}, {"name": "loss"}]}
 CHECKPOINT = {"every_epochs": 1, "keep_max": 2, "prefix": "tiny"}
@@ -15,15 +15,7 @@ MODEL_CHECKPOINT_ONLY = {"CheckpointConfig", "ModelCheckpoint"}
 
 def plan_of(write_config, checkpoint: dict, variant: str):  # noqa: ANN201
     loaded = load_config(write_config({"eval": EVAL, "callbacks": {"checkpoint": checkpoint}}))
-    return build_plan(
-        loaded.config,
-        variant,  # type: ignore[arg-type]
-        source=loaded.path.as_posix(),
-        config_dir=loaded.path.parent,
-        out_dir=loaded.path.parent / "out",
-        name=loaded.name,
-        config_sha256=loaded.sha256,
-    )
+    return plans_of(loaded, loaded.path.parent / "out", (variant,))[1][variant]
 
 
 def constants_of(plan) -> dict[str, object]:  # noqa: ANN001

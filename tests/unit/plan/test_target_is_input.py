@@ -8,8 +8,7 @@ import pytest
 
 from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import LoadedConfig, load_config
-from mscodegen.output.generate import generate
-from mscodegen.plan import build_plan
+from mscodegen.output.generate import generate, plans_of
 from mscodegen.plan.data import LabelCast, Project
 
 AUTOENCODER = """\
@@ -42,9 +41,7 @@ def problems(tmp_path: Path, text: str) -> list[tuple[str, int | None, str]]:
 
 def test_the_label_column_is_dropped_and_the_loss_gets_the_image(tmp_path: Path) -> None:
     loaded = load(tmp_path, AUTOENCODER % ("digits", "digits, split: test", "MSELoss"))
-    plan = build_plan(
-        loaded.config, "native", source="cfg.yaml", config_dir=tmp_path, out_dir=tmp_path / "out", name="cfg"
-    )
+    plan = plans_of(loaded, tmp_path / "out", ("native",))[1]["native"]
     columns = plan.shared.columns
     assert (columns.batch, columns.unpack, columns.label_args) == ("image", "image,", "image")
     assert columns.own_cells
@@ -61,9 +58,7 @@ def test_the_label_column_is_dropped_and_the_loss_gets_the_image(tmp_path: Path)
 
 def test_mnist_labels_are_not_cast_when_they_go_unread(tmp_path: Path) -> None:
     loaded = load(tmp_path, AUTOENCODER % (MNIST, MNIST, "L1Loss"))
-    plan = build_plan(
-        loaded.config, "model", source="cfg.yaml", config_dir=tmp_path, out_dir=tmp_path / "out", name="cfg"
-    )
+    plan = plans_of(loaded, tmp_path / "out", ("model",))[1]["model"]
     (fn,) = plan.shared.dataset_functions
     assert not any(isinstance(s, LabelCast) for s in fn.steps)
     assert isinstance(fn.steps[1], Project)  # before the image ops: the labels are never mapped

@@ -15,7 +15,7 @@ from mscodegen.catalog.literals import literal
 from mscodegen.cli import main
 from mscodegen.config.compose import compose
 from mscodegen.config.load import LoadedConfig, load_config
-from mscodegen.plan import build_plan
+from mscodegen.output.generate import plans_of
 from mscodegen.schema import Config
 from mscodegen.schema.data import Data
 from mscodegen.schema.optim import LOSS_CLASSES
@@ -41,14 +41,7 @@ def load(tmp_path: Path, text: str, name: str = "cfg") -> LoadedConfig:
 
 
 def plan_of(loaded: LoadedConfig, variant: str = "model"):  # noqa: ANN201
-    return build_plan(
-        loaded.config,
-        variant,  # type: ignore[arg-type]
-        source=loaded.path.as_posix(),
-        config_dir=loaded.path.parent,
-        out_dir=loaded.path.parent / "out",
-        name=loaded.name,
-    )
+    return plans_of(loaded, loaded.path.parent / "out", (variant,))[1][variant]
 
 
 # --- defaults -------------------------------------------------------------------------------------
