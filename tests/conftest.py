@@ -81,6 +81,15 @@ def _warm_server(request: pytest.FixtureRequest) -> None:
         _WARM.start()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _warm_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a module of slow tests, sys.executable is the warm interpreter, for its module fixtures too."""
+    with pytest.MonkeyPatch.context() as patch:
+        if request.node.get_closest_marker("slow") is not None:
+            patch.setattr(sys, "executable", PYTHON)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _warm_interpreter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a slow test, sys.executable is the warm interpreter (the others probe what a fresh one imports)."""
