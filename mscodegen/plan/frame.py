@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from mscodegen import __version__
 from mscodegen.plan.data import DataPlan, DatasetFn, DatasetUse
@@ -126,19 +126,36 @@ class Frame:
         return bool(self.output_dir_help)
 
 
-def frame_fields(cfg: Config | GanConfig, data: DataPlan, *, name: str, source: str) -> dict[str, Any]:
+class FrameFields(TypedDict):
+    """The Frame's fields that frame_fields resolves (a TypedDict: mypy checks them where they are spread)."""
+
+    header: Header
+    runtime: Runtime
+    data_helpers: tuple[str, ...]
+    data_dir: str | None
+    dataset_functions: tuple[DatasetFn, ...]
+    datasets: tuple[DatasetUse, ...]
+    amp: Amp
+    parallel: Parallel | None
+    checkpoint: Checkpoint | None
+    resumable: bool
+    loss_monitor: bool
+    time_monitor: bool
+
+
+def frame_fields(cfg: Config | GanConfig, data: DataPlan, *, name: str, source: str) -> FrameFields:
     """The Frame's fields that one network's config and a gan's resolve alike (not constants, sys_paths)."""
-    return {
-        "header": Header(name, source, __version__),
-        "runtime": build_runtime(cfg),
-        "data_helpers": data.helpers,
-        "data_dir": data.data_dir,
-        "dataset_functions": data.functions,
-        "datasets": data.uses,
-        "amp": build_amp(cfg),
-        "parallel": build_parallel(cfg),
-        "checkpoint": build_checkpoint(cfg),
-        "resumable": resumable(cfg),
-        "loss_monitor": cfg.callbacks.loss_monitor,
-        "time_monitor": cfg.callbacks.time_monitor,
-    }
+    return FrameFields(
+        header=Header(name, source, __version__),
+        runtime=build_runtime(cfg),
+        data_helpers=data.helpers,
+        data_dir=data.data_dir,
+        dataset_functions=data.functions,
+        datasets=data.uses,
+        amp=build_amp(cfg),
+        parallel=build_parallel(cfg),
+        checkpoint=build_checkpoint(cfg),
+        resumable=resumable(cfg),
+        loss_monitor=cfg.callbacks.loss_monitor,
+        time_monitor=cfg.callbacks.time_monitor,
+    )
