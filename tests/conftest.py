@@ -7,6 +7,7 @@ import copy
 import fcntl
 import hashlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -61,6 +62,26 @@ class _WarmPython:
             self.server.stdin.close()  # the server kills what still runs and exits
             self.server.wait(timeout=30)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def import_script(path: Path, name: str = "generated") -> Any:
+    """A generated script imported as a module, finding its imports as `python SCRIPT` would: its folder
+    first on sys.path (checkpoints.py beside it), and no other script's checkpoints module. Registered in
+    sys.modules: MindSpore's graph compiler looks a cell's module up by name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    sys.path.insert(0, str(Path(path).parent))
+    sys.modules.pop("checkpoints", None)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# import_script for the probes, which run a code string in a child process: its source and what it needs
+PROBE_IMPORT = (
+    "import importlib.util, sys\nfrom pathlib import Path\nfrom typing import Any\n\n"
+    + inspect.getsource(import_script)
+)
 
 
 _WARM = _WarmPython()
@@ -264,7 +285,9 @@ def function_source(script: str, name: str) -> str:
 # network's parameters in it are the initial weights, after network.checkpoint and network.freeze).
 # The scripts build network and optimizer inline in train(); this reaches them without a hook.
 # The probe's own arguments (after the script's path) are left in `probe_args`.
-UNTIL_OPTIMIZER = """
+UNTIL_OPTIMIZER = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
@@ -280,11 +303,7 @@ def _stop(self, *args, **kwargs):
     raise Built(self)
 
 Optimizer.__init__ = _stop
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 probe_args = sys.argv[2:]
 sys.argv = [sys.argv[1], "--fast-dev-run"]
 try:
@@ -294,6 +313,7 @@ except Built as built:
     optimizer = built.args[0]
 Optimizer.__init__ = _init
 """
+)
 
 
 # ---------------------------------------------------------------------------
@@ -501,16 +521,3 @@ INCEPTION_AUX = {
     "loss": {"name": "CrossEntropyLoss", "kwargs": {"label_smoothing": 0.1}},
     "optimizer": {"name": "momentum"},
 }
-
-
-def import_script(path: Path, name: str = "generated") -> Any:
-    """A generated script imported as a module, finding its imports as `python SCRIPT` would: its folder
-    first on sys.path (checkpoints.py beside it), and no other script's checkpoints module. Registered in
-    sys.modules: MindSpore's graph compiler looks a cell's module up by name."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    sys.path.insert(0, str(Path(path).parent))
-    sys.modules.pop("checkpoints", None)
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

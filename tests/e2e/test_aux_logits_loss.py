@@ -16,19 +16,18 @@ from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 
 from conftest import INCEPTION_AUX as INCEPTION
+from conftest import PROBE_IMPORT
 
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 import numpy as np
 import mindspore as ms
 from mindspore import nn
 from mindcv.loss import create_loss
 
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 rng = np.random.default_rng(0)
 logits, aux = (ms.Tensor(rng.standard_normal((6, 4)).astype(np.float32) * 3) for _ in range(2))
 labels = ms.Tensor(np.array([0, 3, 1, 2, 3, 0], np.int32))
@@ -41,6 +40,7 @@ print(json.dumps({
     "logits": logits.asnumpy().tolist(), "aux": aux.asnumpy().tolist(),
 }))
 """
+)
 
 
 def _smoothed_ce(logits: np.ndarray, labels: np.ndarray, smoothing: float) -> float:

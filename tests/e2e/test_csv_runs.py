@@ -16,7 +16,7 @@ from mscodegen.output.generate import generate
 from mscodegen.run.parity import step_differences
 from mscodegen.schema.sources import sample_count
 
-from conftest import REPO, kept_runs, shipped_parity
+from conftest import PROBE_IMPORT, REPO, kept_runs, shipped_parity
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,9 @@ def test_diabetes_csv_example_losses_and_final_weights_are_identical(checkout: P
 
 # Imports each generated script (without running train()) and lists what its dataset functions yield,
 # unbatched, with the rows of examples/diabetes_data.py's factory for comparison.
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, inspect, json, os, sys
 import numpy as np
 
@@ -52,11 +54,7 @@ def rows(dataset):
 
 found = {}
 for name, path in json.loads(sys.argv[1]).items():
-    spec = importlib.util.spec_from_file_location(name, path)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_script(path, name)
     make = {split: getattr(module, f"create_{split}_dataset") for split in ("train", "eval")}
     # a function reading files takes the folder first (the scripts pass --data-dir)
     args = {s: [module.DATA_DIR] if "data_dir" in inspect.signature(f).parameters else [] for s, f in make.items()}
@@ -66,6 +64,7 @@ from diabetes_data import diabetes
 found["factory"] = {split: rows(diabetes(split).batch(64)) for split in ("train", "test")}
 print(json.dumps(found))
 """
+)
 
 HOLES = """\
 radius,texture,area,diagnosis

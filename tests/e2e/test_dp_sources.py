@@ -14,7 +14,7 @@ import yaml
 
 from mscodegen.run.parity import generate_both
 
-from conftest import REPO
+from conftest import PROBE_IMPORT, REPO
 
 DATA = REPO / "examples" / "data"
 NET = {"kind": "builtin", "name": "mlp", "hidden": [4], "num_classes": 10}
@@ -40,15 +40,13 @@ SOURCES = {
 }
 
 # Imports each script (argv) and fingerprints every sample of its train dataset: whole, then rank 0 and 1 of 2.
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import hashlib, importlib.util, inspect, json, os, sys
 out = {}
 for path in sys.argv[1:]:
-    spec = importlib.util.spec_from_file_location(f"script{len(out)}", path)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = import_script(path, f"script{len(out)}")
     reads = "data_dir" in inspect.signature(script.create_train_dataset).parameters
     folder = [script.DATA_DIR] if reads else []
     seen = []
@@ -60,6 +58,7 @@ for path in sys.argv[1:]:
     out[path] = seen
 print(json.dumps(out))
 """
+)
 
 
 @pytest.mark.slow

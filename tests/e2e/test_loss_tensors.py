@@ -18,7 +18,7 @@ from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 from mscodegen.run.parity import read_jsonl, run_parity
 
-from conftest import TINY, assert_identical, merge, run_both
+from conftest import PROBE_IMPORT, TINY, assert_identical, merge, run_both
 
 WEIGHTS = [1.0, 2.0, 0.5, 1.0]  # TINY has 4 classes
 CROSS_ENTROPY = {"loss": {"name": "CrossEntropyLoss", "kwargs": {"weight": WEIGHTS}}}
@@ -123,15 +123,13 @@ def test_focal_loss_on_class_indices_is_wrapped_only_then(write_config, tmp_path
     assert "loss_fn = nn.FocalLoss(gamma=2.0)" in files["train_model.py"]  # the factory's labels are its own
 
 
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 import numpy as np
 import mindspore as ms
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 logits = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
 labels = np.array([0, 3, 1, 2, 3, 0], np.int32)
 losses = {name: eval(code, vars(mod)) for name, code in json.loads(sys.argv[2]).items()}
@@ -143,6 +141,7 @@ print(json.dumps({
     "bce": float(losses["bce"](ms.Tensor(multi_logits), ms.Tensor(multi_labels))),
 }))
 """
+)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import pytest
 
 from mscodegen.run.parity import generate_both
 
-from conftest import REPO, assert_identical, run_both
+from conftest import PROBE_IMPORT, REPO, assert_identical, run_both
 
 pytestmark = pytest.mark.slow
 DIGITS = (REPO / "examples" / "data" / "digits_png").as_posix()
@@ -54,7 +54,9 @@ MIXUP = """\
 """
 # Imports the generated script (its main() runs only as __main__) and, separately, builds mindcv's own
 # transforms on the same folder; the same seed before each; prints whether every image is equal.
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
@@ -64,12 +66,7 @@ from mindcv.data import create_transforms
 data_dir, *pairs = sys.argv[1:]
 
 def load(script):
-    spec = importlib.util.spec_from_file_location("generated", script)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    generated = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generated)
-    return generated
+    return import_script(script)
 
 def images(dataset):
     return [row[0].asnumpy() for row in dataset.create_tuple_iterator(num_epochs=1)]
@@ -100,6 +97,7 @@ for script, policy in zip(pairs[::2], pairs[1::2]):
     }
 print(json.dumps(found))
 """
+)
 
 
 def _config(directory: Path, policy: str) -> Path:

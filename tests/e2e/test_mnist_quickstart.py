@@ -19,7 +19,7 @@ from mscodegen.config.errors import ConfigError
 from mscodegen.config.load import load_config
 from mscodegen.run.parity import generate_both
 
-from conftest import REPO, TINY, assert_identical, merge, run_both
+from conftest import PROBE_IMPORT, REPO, TINY, assert_identical, merge, run_both
 
 EXAMPLE = REPO / "examples" / "mnist_quickstart.yaml"
 
@@ -31,6 +31,7 @@ DATA_PROBE = (
 import sys
 sys.path.insert(0, {str(REPO)!r})
 """
+    + PROBE_IMPORT
     + """
 import importlib.util, json, os
 import mindspore as ms
@@ -40,11 +41,7 @@ from bench.reference_quickstart import create_dataset
 def batches(dataset):
     return [(i.asnumpy(), l.asnumpy()) for i, l in dataset.create_tuple_iterator(num_epochs=1)]
 
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 ms.set_seed(mod.SEED)  # what train() does before it makes the datasets
 ours = batches(mod.create_dataset(mod.DATA_DIR, "train"))
 ms.set_seed(mod.SEED)

@@ -25,7 +25,7 @@ from mscodegen.render.launch import LAUNCH_NAME
 from mscodegen.run.msrun import child_env, free_port, rank_logs
 from mscodegen.run.parity import RunResult, generate_both, run_script, step_differences
 
-from conftest import DP, REPO, TINY, merge, write_yaml
+from conftest import DP, PROBE_IMPORT, REPO, TINY, merge, write_yaml
 
 NODE_SETTINGS = ("NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NPROC_PER_NODE", "MSRUN_LOG_DIR")
 
@@ -255,14 +255,12 @@ def test_mean_of_rank_losses_equals_one_process_with_the_global_batch(
 # Shards, and running without msrun
 # ---------------------------------------------------------------------------
 
-SHARD_PROBE = """
+SHARD_PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 import numpy as np
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 out = {}
 for shard in (0, 1):
     mod.ms.set_seed(mod.SEED)  # what every rank does first: the same seed (runtime.seed)
@@ -277,6 +275,7 @@ images, labels = mod.make_synthetic(48, (1, 8, 8), 4, 0)
 out["all"] = [[float(x.sum()), int(y)] for x, y in zip(images, labels)]
 print(json.dumps(out))
 """
+)
 
 
 @pytest.mark.slow
@@ -466,13 +465,11 @@ def table(split="train"):
     return ds.GeneratorDataset(Table(), column_names=["image", "label"], shuffle=False)
 """
 
-FACTORY_PROBE = """
+FACTORY_PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
-spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = import_script(sys.argv[1])
 seen = {}
 for rank in (0, 1):  # what create_train_dataset gives each of two workers
     dataset = mod.create_train_dataset(num_shards=2, shard_id=rank)
@@ -480,6 +477,7 @@ for rank in (0, 1):  # what create_train_dataset gives each of two workers
                   for image in batch]
 print(json.dumps(seen))
 """
+)
 
 
 @pytest.mark.slow

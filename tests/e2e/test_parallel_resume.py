@@ -23,14 +23,16 @@ import pytest
 from mscodegen.run.parity import SAVE_WEIGHTS, RunResult, generate_both, run_script
 from mscodegen.run.weights import compare_checkpoints
 
-from conftest import DP, MSRUN_TIMEOUT, dp_weights, merge, write_yaml
+from conftest import DP, MSRUN_TIMEOUT, PROBE_IMPORT, dp_weights, merge, write_yaml
 
 DP_CHECKPOINTS = merge(DP, {"callbacks": {"checkpoint": {"every_steps": 2, "keep_max": 2, "prefix": "dp"}}})
 
 # A preempted worker: the generated script $PREEMPT_SCRIPT, run as msrun runs it, except that rank
 # $PREEMPT_RANK SIGKILLs itself right after its train cell returns step $PREEMPT_STEP (and parity's
 # observer, which wraps the same call underneath, has recorded it).
-PREEMPTED = """
+PREEMPTED = (
+    PROBE_IMPORT
+    + """
 import importlib.util, os, signal, sys
 
 from mindspore import nn
@@ -49,14 +51,11 @@ def call_then_die(cell, *args, **kwargs):
 
 nn.Cell.__call__ = call_then_die
 target = os.environ["PREEMPT_SCRIPT"]
-spec = importlib.util.spec_from_file_location("preempted", target)
-sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-sys.modules.pop("checkpoints", None)  # another script's
-script = sys.modules["preempted"] = importlib.util.module_from_spec(spec)  # graph mode looks it up
-spec.loader.exec_module(script)
+script = import_script(target, "preempted")  # in sys.modules: graph mode looks it up
 sys.argv[0] = target
 script.train(script.parse_args())
 """
+)
 
 
 def _run(script: Path, workdir: Path, *args: str, env: dict[str, str] | None = None) -> RunResult:

@@ -23,7 +23,7 @@ from PIL import Image
 
 from mscodegen.cli import main
 
-from conftest import REPO, once_per_session
+from conftest import PROBE_IMPORT, REPO, once_per_session
 
 pytestmark = pytest.mark.slow
 
@@ -57,19 +57,16 @@ QUANTISED = "np.minimum(digits.images * 16, 255).astype(np.uint8).astype(np.floa
 # dataset functions, one sample at a time as predict.py feeds them (a batch of 32 sums in another order: its
 # outputs differ in the last bits). argv: lenet's and diabetes' scripts folders, the PNG samples' indices
 # (into load_digits). In cwd: lenet_run/ and diabetes_run/, each with its w.ckpt.
-PROBE = f"""
+PROBE = (
+    PROBE_IMPORT
+    + f"""
 import importlib.util, json, os, sys
 import mindspore as ms
 import numpy as np
 from sklearn.datasets import load_digits
 
 def generated(folder, name):
-    spec = importlib.util.spec_from_file_location(name, folder + "/train_model.py")
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_script(folder + "/train_model.py", name)
 
 def restored(network, checkpoint):
     ms.load_param_into_net(network, ms.load_checkpoint(checkpoint))
@@ -95,6 +92,7 @@ for features, _ in diabetes.create_eval_dataset(diabetes.DATA_DIR).create_tuple_
     rows += [[row.tolist(), network(ms.Tensor(row[None])).asnumpy()[0].tolist()] for row in features.asnumpy()]
 print(json.dumps({{"logits": logits, "rows": rows}}))
 """
+)
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,8 @@ from mscodegen.config.load import load_config
 from mscodegen.output.generate import generate
 from mscodegen.run.parity import generate_both, run_script, step_differences
 
+from conftest import PROBE_IMPORT
+
 CLASSES, PER_CLASS, REPEATS = ("cat", "dog", "fox"), 7, 3
 CONFIG = {
     "runtime": {"mode": "graph", "seed": 3},
@@ -60,7 +62,9 @@ def _config(tmp_path: Path, config: dict, name: str) -> Path:
 
 # Records each RepeatAugSampler's arguments, in the script's create_train_dataset and in mindcv's
 # create_dataset, and the labels each dataset gives over two epochs.
-PROBE = """
+PROBE = (
+    PROBE_IMPORT
+    + """
 import importlib.util, json, os, sys
 from pathlib import Path
 import mindcv.data.dataset_factory as factory
@@ -79,11 +83,7 @@ def labels(dataset):  # two epochs of one iterator, as training reads them
 
 folder, results = Path(sys.argv[1]), []
 for i, (script, shards) in enumerate(json.loads(sys.argv[2])):  # the unsharded script, the sharded one
-    spec = importlib.util.spec_from_file_location(f"generated{i}", script)
-    sys.path.insert(0, os.path.dirname(spec.origin))  # checkpoints.py beside it
-    sys.modules.pop("checkpoints", None)  # another script's
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = import_script(script, f"generated{i}")
     mod.RepeatAugSampler = factory.RepeatAugSampler = Recorded
     made.clear()
     ours = mod.create_train_dataset(folder / "train", *shards)
@@ -92,6 +92,7 @@ for i, (script, shards) in enumerate(json.loads(sys.argv[2])):  # the unsharded 
     results.append({"samplers": list(made), "ours": labels(ours), "theirs": labels(theirs)})
 print(json.dumps(results))
 """
+)
 
 
 def _expected_indices(size: int, shards: int, rank: int, epoch: int) -> list[int]:
