@@ -97,14 +97,17 @@ def _op_problems(entry: object, column: str, *, batch: bool = False) -> list[str
     assert isinstance(entry, Mapping)
     name, kwargs = split_entry(entry)
     op = _op(name)
-    if not batch and op["input"] == "batch":
+    if batch:
+        if op["input"] != "batch":
+            return [f"{name} works on one sample: put it in data.train.transforms"]
+        if name == "MixUp":
+            return [
+                "vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"
+            ]
+    elif op["input"] == "batch":
         return [f"{name} mixes whole batches: it cannot run in the per-column pipeline of `{column}`"]
-    if not batch and MODULE_ALIASES.get(op["module"]) is None:
+    elif MODULE_ALIASES.get(op["module"]) is None:
         return [f"{name} is not a mindspore.dataset op"]
-    if batch and op["input"] != "batch":
-        return [f"{name} works on one sample: put it in data.train.transforms"]
-    if batch and name == "MixUp":
-        return ["vision.MixUp silently mislabels integer labels: use MixUpBatch, CutMixBatch or mindcv.Mixup"]
     params = {p["name"]: p for p in op["params"]}
     for key, value in kwargs.items():
         problems += _value_problems(name, params[key], value, column)
