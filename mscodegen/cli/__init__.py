@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import signal
 import sys
 import threading
@@ -16,23 +15,24 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 from mscodegen import __version__
+from mscodegen.cli import (
+    diff,
+    explain,
+    import_mindcv,
+    init,
+    new,
+    parity,
+    plot,
+    record,
+    schema,
+    show,
+    update,
+    validate,
+)
 from mscodegen.cli._common import EXIT_CONFIG, EXIT_FAIL
 
-# In the order `--help` lists them; each is the module mscodegen/cli/<name>.py
-COMMANDS = (
-    "init",
-    "new",
-    "validate",
-    "schema",
-    "update",
-    "diff",
-    "parity",
-    "show",
-    "explain",
-    "record",
-    "plot",
-    "import_mindcv",
-)
+# In the order `--help` lists them
+COMMANDS = (init, new, validate, schema, update, diff, parity, show, explain, record, plot, import_mindcv)
 
 EXAMPLES = """\
 examples:
@@ -142,8 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mscodegen {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"mscodegen.cli.{name}")
+    for module in COMMANDS:
         module.add(sub)
         command = list(sub.choices.values())[-1]  # the parser add() just made
         command.set_defaults(func=module.run)
