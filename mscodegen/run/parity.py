@@ -356,7 +356,15 @@ def run_parity(
     kept = f"{'logs' if on_disk else 'scripts, logs'}, weights and checkpoints"
     with workspace(keep, "mscodegen-parity-", kept) as root:
         return _run_and_compare(
-            target, on_disk_scripts, root, run, steps=steps, workers=workers, plot=plot, overrides=overrides
+            target,
+            on_disk_scripts,
+            root,
+            run,
+            steps=steps,
+            workers=workers,
+            plot=plot,
+            overrides=overrides,
+            python=python,
         )
 
 
@@ -384,9 +392,11 @@ def _run_and_compare(
     workers: int | None,
     plot: Path | None,
     overrides: Sequence[str],
+    python: str,
 ) -> int:
     """run_parity's work in `root` (logs, weights; generated scripts unless `on_disk_scripts`), each
-    script run by `run` (run_script with --steps, --epochs, --timeout and --python)."""
+    script run by `run` (run_script with --steps, --epochs, --timeout and --python), its weights compared
+    by `python`."""
     loaded = None if on_disk_scripts else load_config(target, overrides)
     if loaded is None:
         scripts, distributed = on_disk_scripts, (target / LAUNCH_NAME).is_file()
@@ -421,7 +431,7 @@ def _run_and_compare(
     model, native = results["model"], results["native"]
     print_table(model, native)
     problems = _run_differences(model, native)
-    weights_note = _weights_problems(weights, scripts, problems, run.keywords["python"])
+    weights_note = _weights_problems(weights, scripts, problems, python)
     if plot is not None:
         try:
             draw(parity_curves(model.steps + model.evals, native.steps + native.evals), plot)
